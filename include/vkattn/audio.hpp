@@ -1,0 +1,32 @@
+// Audio Conformer block-local attention (Gemma 3n / Gemma 4 audio encoders).
+#pragma once
+
+#include <cstdint>
+
+namespace vkattn {
+
+// Shape and semantics of one block-local attention call over T frames.
+//
+// Frames are cut into blocks of W = chunk queries; block u sees the context
+// frames [uW - P, uW + W + F) (C = W + P + F slots). Query t_q sees key t_k
+// iff 0 <= t_k < T, t_k - t_q <= F, and t_q - t_k <= P (include_past_edge) or
+// <= P - 1 (otherwise). The logit is
+//   z = q~ . k~ + q~ . R[t_k - t_q + P],   z = logit_cap * tanh(z / logit_cap),
+// with q~ = q * D^-1/2 / ln 2 * softplus(per_dim_scale), k~ as below, and R
+// the projected relative-position table [P + F + 1, H, D] (row s = c - r for
+// query r and context slot c of a block). A query seeing no key outputs zeros.
+struct AudioAttentionParams {
+  uint32_t frames = 0;      // T
+  uint32_t num_heads = 1;   // H
+  uint32_t head_dim = 128;  // D
+  uint32_t chunk = 12;      // W: queries per block
+  uint32_t max_past = 12;   // P: past frames a block's context reaches back
+  uint32_t max_future = 0;  // F: future frames a query may see
+  float logit_cap = 50.0f;  // > 0: z = cap * tanh(z / cap); 0: no cap
+  bool scale_keys = true;   // Gemma 4: k~ = k * ln(1 + e) / ln 2; Gemma 3n: k~ = k
+  // Past reach: t_q - t_k in [0, P] when true (Gemma 3n, Ollama), [0, P - 1]
+  // when false (Gemma 4 in transformers).
+  bool include_past_edge = false;
+};
+
+}  // namespace vkattn

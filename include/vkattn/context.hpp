@@ -1,0 +1,94 @@
+// The entry point: a Vulkan device vkattn runs on, its own or the caller's.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkattn/caps.hpp"
+#include "vkattn/tensor.hpp"
+
+namespace vkattn {
+
+namespace vk {
+class Runtime;
+}
+
+struct ContextOptions {
+  // auto | cpu | gpu | <index> | <name substring>; empty: $VKATTN_DEVICE, else auto.
+  std::string device;
+  // Enable the Khronos validation layer; unset: $VKATTN_VALIDATION=1 enables it.
+  int validation = -1;
+};
+
+// A device created by the caller. vkattn uses it without owning it; the
+// feature flags say which optional features the caller enabled at creation.
+struct ExternalDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  bool shader_float16_enabled = false;
+  bool storage_16bit_enabled = false;
+  bool storage_8bit_enabled = false;
+  bool shader_int8_enabled = false;
+  bool subgroup_size_control_enabled = false;
+  bool cooperative_matrix_nv_enabled = false;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  DeviceCaps caps;
+};
+
+// Every Vulkan device the loader reports, with its capabilities.
+std::vector<DeviceInfo> list_devices();
+
+// Picks a device index from `selector` (see ContextOptions::device); pure, so
+// it is tested without a GPU. Throws Error naming "device" when nothing matches.
+uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  explicit Context(const ExternalDevice& external);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceCaps& caps() const;
+
+  // A new device buffer for `shape` elements of `dtype`.
+  Tensor tensor(DType dtype, Shape shape);
+  // A caller's buffer range seen as a tensor; vkattn never frees it.
+  Tensor wrap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes, DType dtype, Shape shape);
+
+  // Blocking copies between host memory and a tensor (exact byte counts).
+  void upload(const Tensor& dst, std::span<const std::byte> bytes);
+  void download(const Tensor& src, std::span<std::byte> bytes);
+  template <class T>
+  void upload(const Tensor& dst, const std::vector<T>& values) {
+    upload(dst, std::as_bytes(std::span<const T>(values)));
+  }
+  template <class T>
+  std::vector<T> download_as(const Tensor& src) {
+    std::vector<T> out(src.bytes() / sizeof(T));
+    download(src, std::as_writable_bytes(std::span<T>(out)));
+    return out;
+  }
+
+  // Number of messages the validation layer reported so far (0 when off).
+  static uint64_t validation_messages();
+
+  vk::Runtime& runtime();
+
+ private:
+  std::unique_ptr<vk::Runtime> runtime_;
+};
+
+}  // namespace vkattn

@@ -1,0 +1,38 @@
+// Kernel selection: which variant runs a call on a device, and why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkattn/caps.hpp"
+#include "vkattn/types.hpp"
+
+namespace vkattn {
+
+enum class Phase : uint8_t { prefill, decode };
+std::string_view to_string(Phase p);
+
+// A "kernel path": variant overrides by phase and layer, as runtimes ship them
+// per model. The first entry matching (phase, layer) wins.
+struct KernelPathEntry {
+  Phase phase = Phase::decode;
+  std::vector<uint32_t> layers;  // empty: every layer
+  std::string variant;
+};
+
+struct PlanOptions {
+  std::string variant;                 // force one variant by name (wins over the path)
+  std::vector<KernelPathEntry> path;   // per phase/layer overrides
+  uint32_t layer = 0;                  // which layer this call is, for the path
+  bool strict = false;                 // a rejected override is an error, not a fallback
+};
+
+// One row considered by the planner.
+struct PlanCandidate {
+  std::string variant;
+  bool eligible = false;
+  std::string why;  // requirement it failed, or the rule it matched
+};
+
+}  // namespace vkattn

@@ -1,0 +1,11 @@
+// Everything a user of vkattn includes.
+#pragma once
+
+#include "vkattn/caps.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/tensor.hpp"
+#include "vkattn/text.hpp"
+#include "vkattn/types.hpp"

@@ -1,0 +1,370 @@
+#include "check/text_cases.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "planner/text_planner.hpp"
+#include "planner/text_variants.hpp"
+#include "reference/rounding.hpp"
+#include "reference/text_reference.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/recorder.hpp"
+
+namespace vkattn::check {
+
+namespace {
+
+// Host values rounded to `t` (what the GPU will see) and their storage bytes.
+struct HostTensor {
+  std::vector<float> values;
+  std::vector<std::byte> bytes;
+};
+
+HostTensor encode(DType t, std::vector<float> values) {
+  HostTensor h;
+  reference::round_to(t, values);
+  if (t == DType::f32) {
+    h.bytes.resize(values.size() * 4);
+    std::memcpy(h.bytes.data(), values.data(), h.bytes.size());
+  } else {
+    std::vector<uint16_t> bits(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      bits[i] = t == DType::f16 ? reference::float_to_f16(values[i]) : reference::float_to_bf16(values[i]);
+    h.bytes.resize(bits.size() * 2);
+    std::memcpy(h.bytes.data(), bits.data(), h.bytes.size());
+  }
+  h.values = std::move(values);
+  return h;
+}
+
+std::vector<float> decode(DType t, const std::vector<std::byte>& bytes, size_t n) {
+  std::vector<float> out(n);
+  if (t == DType::f32) {
+    std::memcpy(out.data(), bytes.data(), n * 4);
+  } else {
+    std::vector<uint16_t> bits(n);
+    std::memcpy(bits.data(), bytes.data(), n * 2);
+    for (size_t i = 0; i < n; ++i)
+      out[i] = t == DType::f16 ? reference::f16_to_float(bits[i]) : reference::bf16_to_float(bits[i]);
+  }
+  return out;
+}
+
+std::vector<float> normal(std::mt19937& rng, size_t n, float scale) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng) * scale;
+  return v;
+}
+
+Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes) {
+  Tensor tensor = ctx.tensor(t, std::move(shape));
+  ctx.upload(tensor, bytes);
+  return tensor;
+}
+
+Tensor upload_u32(Context& ctx, const std::vector<uint32_t>& v) {
+  Tensor t = ctx.tensor(DType::u32, {v.size()});
+  ctx.upload(t, v);
+  return t;
+}
+
+std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) {
+  return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+std::string describe(const TextCase& c) {
+  const auto& p = c.params;
+  std::string s = fmt::format("B{} S{} H{}/{} D{} L{} {} q={} kv={} o={}", p.batch, p.seq_len, p.num_heads,
+                              p.num_kv_heads, p.head_dim, fmt::join(p.kv_len, ","), to_string(p.layout),
+                              to_string(c.q), to_string(c.kv), to_string(c.out));
+  if (p.causal) s += " causal";
+  if (p.start_pos.size() > 1 || p.start_pos[0]) s += fmt::format(" start={}", fmt::join(p.start_pos, ","));
+  if (p.window) s += fmt::format(" window={}", p.window);
+  if (p.softcap > 0) s += fmt::format(" softcap={}", p.softcap);
+  if (c.gpu_kv_len) s += " gpu-lens";
+  if (c.indirect) s += " indirect";
+  return s;
+}
+
+CaseResult run_text_case(Context& ctx, const TextCase& c, int timed_runs, bool skip_oracle) {
+  CaseResult r;
+  r.name = c.name.empty() ? describe(c) : c.name;
+  r.tol = reference::tolerance_for(c.q, c.kv, c.out);
+  try {
+    const TextAttentionParams& p = c.params;
+    std::mt19937 rng(c.seed);
+    const bool paged = p.layout == KvLayout::paged;
+    const uint64_t q_elems = uint64_t(p.batch) * p.seq_len * p.num_heads * p.head_dim;
+    const uint64_t kv_rows = paged ? uint64_t(p.num_pages) * p.kv_capacity : uint64_t(p.batch) * p.kv_capacity;
+    const uint64_t kv_elems = kv_rows * p.num_kv_heads * p.head_dim;
+    const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
+    const Shape kv_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                                 : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    HostTensor q = encode(c.q, normal(rng, q_elems, c.logit_scale));
+    HostTensor k = encode(c.kv, normal(rng, kv_elems, 1.0f));
+    HostTensor v = encode(c.kv, normal(rng, kv_elems, 1.0f));
+
+    std::vector<uint32_t> table;
+    if (paged) {
+      std::vector<uint32_t> pages(p.num_pages);
+      std::iota(pages.begin(), pages.end(), 0u);
+      if (c.scramble_pages) std::shuffle(pages.begin(), pages.end(), rng);
+      table.resize(uint64_t(p.batch) * p.max_pages);
+      for (size_t i = 0; i < table.size(); ++i) table[i] = pages[i % pages.size()];
+      check_page_table(p, table);
+    }
+
+    TextAttentionTensors t;
+    t.q = upload(ctx, c.q, q_shape, q.bytes);
+    t.k = upload(ctx, c.kv, kv_shape, k.bytes);
+    t.v = upload(ctx, c.kv, kv_shape, v.bytes);
+    t.out = ctx.tensor(c.out, q_shape);
+    if (paged) t.page_table = upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
+    if (c.gpu_kv_len) t.kv_len = upload_u32(ctx, per_batch(p.kv_len, p.batch));
+    if (c.gpu_start_pos) t.start_pos = upload_u32(ctx, per_batch(p.start_pos, p.batch));
+    if (c.gpu_kv_start) t.kv_start = upload_u32(ctx, per_batch(p.kv_start, p.batch));
+
+    PlanOptions options;
+    options.variant = c.variant;
+    options.strict = !c.variant.empty();
+    Recorder rec(ctx);
+    if (c.indirect) {
+      // Plan once to learn the grid, then record the call with counts from the GPU.
+      Recorder probe(ctx);
+      TextCallInfo shape_info = text_attention(probe, p, t, options);
+      t.indirect = upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
+    }
+    const bool timed = timed_runs > 0 && ctx.caps().timestamps;
+    uint32_t t0 = timed ? rec.timestamp() : 0;
+    TextCallInfo info = text_attention(rec, p, t, options);
+    uint32_t t1 = timed ? rec.timestamp() : 0;
+    r.variant = info.variant;
+    r.reason = info.reason;
+    rec.run();
+    if (timed) {
+      std::vector<double> ms;
+      for (int i = 0; i < timed_runs + 2; ++i) {
+        rec.run();
+        if (i >= 2) ms.push_back(rec.elapsed_ms(t0, t1));
+      }
+      r.gpu_ms = median(ms);
+    }
+
+    std::vector<std::byte> out_bytes(t.out.bytes());
+    ctx.download(t.out, out_bytes);
+    std::vector<float> got = decode(c.out, out_bytes, q_elems);
+
+    // Work done: each query row reads the keys it can see.
+    double visible = 0.0;
+    for (uint32_t b = 0; b < p.batch; ++b) {
+      double L = p.kv_len_of(b);
+      if (p.window) L = std::min<double>(L, p.window);
+      if (p.causal && p.seq_len > 1) L = std::max(1.0, L - p.seq_len / 2.0);
+      visible += L;
+    }
+    const double kv_bytes_per_key = 2.0 * p.num_kv_heads * p.head_dim * dtype_bits(c.kv) / 8;
+    r.bytes_moved = visible * kv_bytes_per_key + double(q_elems) * (dtype_bits(c.q) + dtype_bits(c.out)) / 8;
+    r.flops = 4.0 * p.num_heads * p.seq_len * p.head_dim * visible;
+
+    if (!skip_oracle) {
+      std::vector<double> want = reference::text_attention(p, q.values, k.values, v.values, table);
+      r.cmp = reference::compare(got, want, r.tol);
+      r.passed = r.cmp.passed;
+    } else {
+      r.passed = true;
+    }
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    r.passed = false;
+  }
+  return r;
+}
+
+namespace {
+
+TextCase make(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t kv_len) {
+  TextCase c;
+  c.params.batch = b;
+  c.params.seq_len = s;
+  c.params.num_heads = h;
+  c.params.num_kv_heads = hkv;
+  c.params.head_dim = d;
+  c.params.kv_len = {kv_len};
+  c.params.kv_capacity = kv_len;
+  return c;
+}
+
+// Gives a case a layout, keeping the same keys visible.
+void set_layout(TextCase& c, KvLayout layout) {
+  auto& p = c.params;
+  p.layout = layout;
+  uint32_t max_end = 0;
+  for (uint32_t b = 0; b < p.batch; ++b) max_end = std::max(max_end, p.kv_start_of(b) + p.kv_len_of(b));
+  uint32_t max_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  if (layout == KvLayout::contiguous) p.kv_capacity = std::max(1u, max_end);
+  if (layout == KvLayout::ring) p.kv_capacity = std::max(1u, max_len + 3);  // positions wrap around the ring
+  if (layout == KvLayout::paged) {
+    p.kv_capacity = 16;  // page size
+    p.max_pages = (max_end + 15) / 16 + 1;
+    p.num_pages = p.batch * p.max_pages + 2;
+  }
+}
+
+}  // namespace
+
+std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
+  std::vector<TextCase> grid;
+  const bool full = size == GridSize::full;
+  uint32_t seed = 1;
+  auto add = [&](TextCase c) {
+    c.seed = seed++;
+    c.out = c.q;
+    grid.push_back(std::move(c));
+  };
+
+  struct Combo {
+    DType q, kv;
+  };
+  const Combo combos[] = {{DType::f32, DType::f32}, {DType::f32, DType::f16}, {DType::f16, DType::f16},
+                          {DType::f32, DType::bf16}, {DType::bf16, DType::bf16}};
+  const KvLayout layouts[] = {KvLayout::contiguous, KvLayout::ring, KvLayout::paged};
+
+  // 1. Every variant x dtype x layout, forced, on a shape that exercises GQA,
+  //    masking and a partial last tile.
+  for (const auto& v : planner::text_variants()) {
+    for (KvLayout layout : layouts) {
+      const bool decode = v.phase == Phase::decode;
+      TextCase c = decode ? make(2, 1, 8, 2, 64, 77) : make(1, 19, 4, 2, 64, 40);
+      c.params.causal = !decode;
+      c.params.start_pos = {decode ? 76u : 21u};
+      c.params.kv_len = {decode ? 77u : 40u};
+      if (decode) c.params.kv_len = {77, 50}, c.params.start_pos = {76, 49};
+      c.q = v.q;
+      c.kv = v.kv;
+      c.variant = v.name;
+      c.logit_scale = 2.0f;
+      set_layout(c, layout);
+      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
+                               c.params.head_dim, 77, c.q, c.kv};
+      if (!planner::text_geometry(v, caps, shape).geometry) continue;  // the device cannot run it
+      c.name = fmt::format("{} {}", v.name, to_string(layout));
+      add(c);
+    }
+  }
+
+  // 2. Features across head dims and GQA ratios, planner's choice, every dtype pair.
+  const uint32_t dims[] = {64, 128, 256};
+  const uint32_t ratios[] = {1, 4, 8};
+  for (uint32_t d : dims) {
+    for (uint32_t ratio : ratios) {
+      for (int phase = 0; phase < 2; ++phase) {
+        const Combo& combo = combos[(d / 64 + ratio + phase) % 5];
+        TextCase c = phase == 0 ? make(2, 1, 2 * ratio, 2, d, 96) : make(1, 24, ratio, 1, d, 64);
+        c.q = combo.q;
+        c.kv = combo.kv;
+        c.params.causal = phase == 1;
+        c.params.start_pos = {phase == 0 ? 95u : 40u};
+        set_layout(c, layouts[(d + ratio) % 3]);
+        add(c);
+      }
+    }
+  }
+
+  // 3. Masking and scoring features.
+  {
+    TextCase c = make(1, 16, 4, 4, 64, 48);
+    c.params.causal = true;
+    c.params.start_pos = {32};
+    c.params.window = 7;
+    c.params.softcap = 30.0f;
+    c.logit_scale = 6.0f;  // large logits: softcap matters
+    set_layout(c, KvLayout::contiguous);
+    add(c);
+    c.params.window = 0;
+    c.params.scale = 0.3f;
+    set_layout(c, KvLayout::paged);
+    add(c);
+  }
+  {
+    // Fully masked rows: queries before every key (kv_start past the query).
+    TextCase c = make(1, 8, 2, 1, 64, 20);
+    c.params.causal = true;
+    c.params.start_pos = {0};
+    c.params.kv_start = {4};
+    set_layout(c, KvLayout::contiguous);
+    add(c);
+  }
+  {
+    // kv_len 1, and a zero-length sequence in a batch.
+    TextCase c = make(3, 1, 4, 2, 64, 1);
+    c.params.kv_len = {1, 0, 33};
+    c.params.start_pos = {0, 0, 32};
+    set_layout(c, KvLayout::contiguous);
+    add(c);
+  }
+  {
+    // Sliding window on a ring cache, positions past the ring size.
+    TextCase c = make(2, 1, 8, 2, 128, 32);
+    c.params.kv_len = {32, 20};
+    c.params.kv_start = {100, 13};
+    c.params.start_pos = {131, 32};
+    c.params.window = 32;
+    c.params.causal = true;
+    set_layout(c, KvLayout::ring);
+    c.params.kv_capacity = 32;
+    add(c);
+  }
+  {
+    // Per-sequence values from GPU buffers, batched, paged, with indirect dispatch.
+    TextCase c = make(3, 5, 8, 2, 64, 40);
+    c.params.kv_len = {40, 17, 29};
+    c.params.start_pos = {35, 12, 24};
+    c.params.causal = true;
+    c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
+    c.indirect = true;
+    set_layout(c, KvLayout::paged);
+    add(c);
+  }
+  {
+    // A long context through split-KV decode (no length caps).
+    TextCase c = make(1, 1, 4, 1, 64, full ? 65536 : 20000);
+    c.params.start_pos = {c.params.kv_len[0] - 1};
+    c.q = DType::f32;
+    c.kv = DType::f16;
+    set_layout(c, KvLayout::contiguous);
+    add(c);
+  }
+  if (full) {
+    // Model-sized shapes for the GPU.
+    for (uint32_t L : {4096u, 32768u}) {
+      TextCase c = make(4, 1, 32, 8, 128, L);
+      c.params.start_pos = {L - 1};
+      c.q = DType::f32;
+      c.kv = DType::f16;
+      set_layout(c, KvLayout::paged);
+      add(c);
+    }
+    TextCase c = make(1, 512, 32, 8, 128, 512);
+    c.params.causal = true;
+    c.q = c.kv = DType::f16;
+    set_layout(c, KvLayout::contiguous);
+    add(c);
+  }
+  return grid;
+}
+
+}  // namespace vkattn::check

@@ -1,0 +1,53 @@
+// One case type for text attention, shared by the tests, `vkattn check`,
+// `vkattn demo` and the benchmarks: build inputs, run on the GPU, compare with
+// the float64 oracle, optionally time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reference/tolerance.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/text.hpp"
+
+namespace vkattn::check {
+
+struct TextCase {
+  std::string name;
+  TextAttentionParams params;
+  DType q = DType::f32, kv = DType::f32, out = DType::f32;
+  std::string variant;          // forced with strict mode; empty: the planner decides
+  float logit_scale = 1.0f;     // multiplies Q, to make softmax peaked or flat
+  bool gpu_kv_len = false;      // per-sequence values from u32 GPU buffers
+  bool gpu_start_pos = false;
+  bool gpu_kv_start = false;
+  bool indirect = false;        // workgroup counts from a GPU buffer
+  bool scramble_pages = true;   // paged: pages in a shuffled order
+  uint32_t seed = 1;
+};
+
+struct CaseResult {
+  std::string name;
+  std::string variant;
+  std::string reason;
+  reference::CompareResult cmp;
+  reference::Tolerance tol;
+  bool passed = false;
+  std::string error;        // an exception's message, if the case threw
+  double gpu_ms = 0.0;      // median GPU time when timed
+  double bytes_moved = 0.0; // Q, K, V (visible keys) and O
+  double flops = 0.0;       // 4 * B * H * S * L * D (halved for causal prefill)
+};
+
+// Runs one case; `timed_runs` > 0 replays the recording that many times and
+// reports the median GPU time (after 2 warm-up replays).
+CaseResult run_text_case(Context& ctx, const TextCase& c, int timed_runs = 0, bool skip_oracle = false);
+
+enum class GridSize { ci, full };
+// The parity grid: every text variant x dtype x layout x feature that the
+// device can run, sized for lavapipe in CI (`ci`) or a GPU (`full`).
+std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size);
+
+std::string describe(const TextCase& c);
+
+}  // namespace vkattn::check

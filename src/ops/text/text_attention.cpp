@@ -1,0 +1,221 @@
+// Text attention: validate -> plan -> cached pipeline -> bind -> record.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "shaders/text_attention_interface.h"
+#include "ops/text/text_validate.hpp"
+#include "planner/text_planner.hpp"
+#include "vk/recorder_impl.hpp"
+#include "vk/runtime.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/text.hpp"
+
+namespace vkattn {
+
+namespace {
+
+uint32_t dt_code(DType t) {
+  switch (t) {
+    case DType::f16: return TEXT_DT_F16;
+    case DType::bf16: return TEXT_DT_BF16;
+    default: return TEXT_DT_F32;
+  }
+}
+
+uint32_t layout_code(KvLayout l) {
+  switch (l) {
+    case KvLayout::ring: return TEXT_LAYOUT_RING;
+    case KvLayout::paged: return TEXT_LAYOUT_PAGED;
+    default: return TEXT_LAYOUT_CONTIGUOUS;
+  }
+}
+
+// A per-sequence value: one for all (push constant), or one each (GPU buffer).
+struct PerSequence {
+  uint32_t uniform = 0;
+  vk::BufferRef buffer;
+  bool from_buffer = false;
+};
+
+PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& values, const Tensor& gpu,
+                         VkBuffer placeholder) {
+  PerSequence s;
+  if (gpu.valid()) {
+    s.buffer = vk::ref(gpu, vk::Access::read);
+    s.from_buffer = true;
+  } else if (values.size() > 1) {
+    // Different values per sequence given on the host: written by the command
+    // buffer itself into scratch, so no extra submit.
+    s.buffer = rec.scratch(values.size() * 4);
+    rec.update(s.buffer, std::as_bytes(std::span(values)));
+    s.buffer.access = vk::Access::read;
+    s.from_buffer = true;
+  } else {
+    s.uniform = values[0];
+    s.buffer = {placeholder, 0, 64, vk::Access::read};
+  }
+  return s;
+}
+
+}  // namespace
+
+void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
+  if (table.size() != uint64_t(p.batch) * p.max_pages)
+    throw Error(ErrorKind::invalid_argument, fmt::format("page_table: expected batch x max_pages = {} entries, got {}",
+                                                         uint64_t(p.batch) * p.max_pages, table.size()));
+  for (uint32_t b = 0; b < p.batch; ++b) {
+    // Only the pages that hold this sequence's keys must be valid.
+    const uint64_t last = p.kv_len_of(b) ? (uint64_t(p.kv_start_of(b)) + p.kv_len_of(b) - 1) / p.kv_capacity : 0;
+    const uint64_t first = p.kv_start_of(b) / p.kv_capacity;
+    for (uint64_t i = first; p.kv_len_of(b) && i <= last && i < p.max_pages; ++i) {
+      uint32_t page = table[b * p.max_pages + i];
+      if (page >= p.num_pages)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("page_table[{}][{}]: expected a page index below num_pages ({}), got {}", b, i,
+                                p.num_pages, page));
+    }
+  }
+}
+
+TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, const TextAttentionTensors& t,
+                            const PlanOptions& options) {
+  vk::RecorderImpl& rec = recorder.impl();
+  vk::Runtime& rt = recorder.context().runtime();
+  const DeviceCaps& caps = rt.caps();
+  text::validate_params(p);
+  text::validate_tensors(p, t, caps);
+
+  planner::TextShape shape;
+  shape.batch = p.batch;
+  shape.seq_len = p.seq_len;
+  shape.num_heads = p.num_heads;
+  shape.num_kv_heads = p.num_kv_heads;
+  shape.head_dim = p.head_dim;
+  shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  shape.q = t.q.dtype();
+  shape.kv = t.k.dtype();
+  const planner::TextPlan plan = planner::plan_text(caps, shape, options);
+  const planner::TextGeometry& g = plan.geometry;
+
+  const bool split = plan.variant->kind == planner::Kind::split;
+  std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
+  spec[TEXT_SC_HEAD_DIM] = p.head_dim;
+  spec[TEXT_SC_WG_SIZE] = g.workgroup_size;
+  spec[TEXT_SC_Q_POS] = g.q_pos;
+  spec[TEXT_SC_HEAD_GROUP] = g.head_group;
+  spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
+  spec[TEXT_SC_Q_TYPE] = dt_code(t.q.dtype());
+  spec[TEXT_SC_KV_TYPE] = dt_code(t.k.dtype());
+  spec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+  spec[TEXT_SC_LAYOUT] = layout_code(p.layout);
+  spec[TEXT_SC_SPLIT] = split ? 1 : 0;
+  spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
+  const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
+  const vk::Pipeline& pipeline =
+      rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
+
+  const VkBuffer placeholder = rt.placeholder_buffer();
+  PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
+  PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
+  PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+
+  text::TextPush push{};
+  push.batch = p.batch;
+  push.seq_len = p.seq_len;
+  push.num_heads = p.num_heads;
+  push.num_kv_heads = p.num_kv_heads;
+  push.capacity = p.kv_capacity;
+  push.max_pages = p.layout == KvLayout::paged ? p.max_pages : 0;
+  push.num_pages = p.layout == KvLayout::paged ? p.num_pages : 0;
+  push.flags = (p.causal ? TEXT_FLAG_CAUSAL : 0u) | (kv_len.from_buffer ? TEXT_FLAG_KV_LEN_BUFFER : 0u) |
+               (start_pos.from_buffer ? TEXT_FLAG_START_POS_BUFFER : 0u) |
+               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u);
+  push.kv_len = kv_len.uniform;
+  push.start_pos = start_pos.uniform;
+  push.kv_start = kv_start.uniform;
+  push.window = p.window;
+  push.scale = p.effective_scale();
+  push.softcap = p.softcap;
+  push.num_splits = g.splits;
+
+  vk::BufferRef partial_o{placeholder, 0, 64, vk::Access::read};
+  vk::BufferRef partial_ml = partial_o;
+  const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
+  if (split) {
+    partial_o = rec.scratch(rows * p.head_dim * 4);
+    partial_ml = rec.scratch(rows * 8);
+    if (partial_o.range > caps.max_storage_buffer_range)
+      throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
+                                                      caps.max_storage_buffer_range, partial_o.range));
+  }
+  const vk::BufferRef page_table = p.layout == KvLayout::paged ? vk::ref(t.page_table, vk::Access::read)
+                                                               : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
+  std::array<vk::BufferRef, TEXT_BINDINGS> buffers{};
+  buffers[TEXT_BIND_Q] = vk::ref(t.q, vk::Access::read);
+  buffers[TEXT_BIND_K] = vk::ref(t.k, vk::Access::read);
+  buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
+  buffers[TEXT_BIND_O] = vk::ref(t.out, split ? vk::Access::read : vk::Access::write);
+  buffers[TEXT_BIND_PAGE_TABLE] = page_table;
+  buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
+  buffers[TEXT_BIND_START_POS] = start_pos.buffer;
+  buffers[TEXT_BIND_KV_START] = kv_start.buffer;
+  const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
+  buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
+  buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
+
+  TextCallInfo info;
+  info.variant = plan.variant->name;
+  info.reason = plan.reason;
+  info.warnings = plan.warnings;
+  info.splits = g.splits;
+  const uint32_t gqa = p.num_heads / p.num_kv_heads;
+  info.workgroups[0] = (p.seq_len + g.q_pos - 1) / g.q_pos;
+  info.workgroups[1] = p.num_kv_heads * (gqa / g.head_group);
+  info.workgroups[2] = p.batch * g.splits;
+  for (int i = 0; i < 3; ++i)
+    if (info.workgroups[i] > caps.max_workgroup_count[i])
+      throw Error(ErrorKind::unsupported,
+                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
+                              caps.max_workgroup_count[i], info.workgroups[i]));
+  const auto push_bytes = std::as_bytes(std::span(&push, 1));
+  if (t.indirect.valid()) {
+    // Splits that an indirect count leaves out must read as empty in the reduce.
+    if (split) rec.fill(partial_ml, 0xff800000u);
+    rec.dispatch_indirect(pipeline, buffers, push_bytes, vk::ref(t.indirect, vk::Access::read));
+  } else {
+    rec.dispatch(pipeline, buffers, push_bytes, info.workgroups[0], info.workgroups[1], info.workgroups[2]);
+  }
+
+  if (split) {
+    std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
+    rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
+    rspec[TEXT_SC_WG_SIZE] = std::min(64u, std::max(1u, p.head_dim / 4));
+    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+    const vk::Pipeline& reduce = rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
+    buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
+    buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::read};
+    buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::read};
+    rec.dispatch(reduce, buffers, push_bytes, p.seq_len * p.num_heads, p.batch, 1);
+  }
+  return info;
+}
+
+TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& p, const TextAttentionTensors& t) {
+  return text_attention(rec, p, t, PlanOptions{});
+}
+
+TextCallInfo run_text_attention(Context& ctx, const TextAttentionParams& p, const TextAttentionTensors& t,
+                                const PlanOptions& options) {
+  Recorder rec(ctx);
+  TextCallInfo info = text_attention(rec, p, t, options);
+  rec.run();
+  return info;
+}
+
+}  // namespace vkattn

@@ -1,0 +1,105 @@
+#include "ops/text/text_validate.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "vkattn/error.hpp"
+
+namespace vkattn::text {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
+
+void check_per_sequence(const char* name, const std::vector<uint32_t>& v, uint32_t batch) {
+  if (v.size() != 1 && v.size() != batch)
+    bad(fmt::format("{}: expected 1 or batch ({}) values, got {}", name, batch, v.size()));
+}
+
+bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+void check_tensor(const char* name, const Tensor& t, const Shape& want, bool float_type, const DeviceCaps& caps) {
+  if (!t.valid()) bad(fmt::format("{}: expected a tensor of shape {}, got none", name, shape_to_string(want)));
+  if (float_type ? !is_float(t.dtype()) : t.dtype() != DType::u32)
+    bad(fmt::format("{}: expected dtype {}, got {}", name, float_type ? "f32, f16 or bf16" : "u32",
+                    to_string(t.dtype())));
+  if (element_count(t.shape()) != element_count(want) || (t.shape().size() == want.size() && t.shape() != want))
+    bad(fmt::format("{}: expected shape {}, got {}", name, shape_to_string(want), shape_to_string(t.shape())));
+  const uint64_t need = dtype_storage_bytes(t.dtype(), element_count(want));
+  if (t.bytes() < need) bad(fmt::format("{}: expected at least {} bytes, got {}", name, need, t.bytes()));
+  if (t.bytes() > caps.max_storage_buffer_range)
+    throw Error(ErrorKind::unsupported,
+                fmt::format("{}: expected at most {} bytes (the device's storage-buffer range), got {}", name,
+                            caps.max_storage_buffer_range, t.bytes()));
+}
+
+}  // namespace
+
+void validate_params(const TextAttentionParams& p) {
+  if (p.batch == 0) bad("batch: expected >= 1, got 0");
+  if (p.seq_len == 0) bad("seq_len: expected >= 1, got 0");
+  if (p.num_kv_heads == 0) bad("num_kv_heads: expected >= 1, got 0");
+  if (p.num_heads == 0 || p.num_heads % p.num_kv_heads != 0)
+    bad(fmt::format("num_heads: expected a positive multiple of num_kv_heads ({}), got {}", p.num_kv_heads,
+                    p.num_heads));
+  if (p.head_dim == 0 || p.head_dim % 8 != 0 || p.head_dim > 512)
+    bad(fmt::format("head_dim: expected a multiple of 8 in [8, 512], got {}", p.head_dim));
+  if (p.scale && !(std::isfinite(*p.scale)))
+    bad(fmt::format("scale: expected a finite number, got {}", *p.scale));
+  if (!(p.softcap >= 0.0f) || !std::isfinite(p.softcap))
+    bad(fmt::format("softcap: expected >= 0 (0 = off), got {}", p.softcap));
+  check_per_sequence("kv_len", p.kv_len, p.batch);
+  check_per_sequence("start_pos", p.start_pos, p.batch);
+  check_per_sequence("kv_start", p.kv_start, p.batch);
+  if (p.kv_capacity == 0)
+    bad(fmt::format("kv_capacity: expected >= 1 ({}), got 0",
+                    p.layout == KvLayout::paged ? "the page size" : "cache slots per sequence"));
+  for (uint32_t b = 0; b < p.batch; ++b) {
+    const uint64_t len = p.kv_len_of(b), start = p.kv_start_of(b);
+    if (p.start_pos_of(b) + uint64_t(p.seq_len) >= (1ull << 31))
+      bad(fmt::format("start_pos: expected start_pos + seq_len < 2^31, got {} for sequence {}", p.start_pos_of(b), b));
+    if (start + len >= (1ull << 31))
+      bad(fmt::format("kv_start: expected kv_start + kv_len < 2^31, got {} for sequence {}", start + len, b));
+    switch (p.layout) {
+      case KvLayout::contiguous:
+        if (start + len > p.kv_capacity)
+          bad(fmt::format("kv_len: expected kv_start + kv_len <= kv_capacity ({}), got {} + {} for sequence {}",
+                          p.kv_capacity, start, len, b));
+        break;
+      case KvLayout::ring:
+        if (len > p.kv_capacity)
+          bad(fmt::format("kv_len: expected <= kv_capacity ({}, the ring size), got {} for sequence {}",
+                          p.kv_capacity, len, b));
+        break;
+      case KvLayout::paged:
+        if (p.num_pages == 0) bad("num_pages: expected >= 1, got 0");
+        if (p.max_pages == 0) bad("max_pages: expected >= 1, got 0");
+        if (start + len > uint64_t(p.max_pages) * p.kv_capacity)
+          bad(fmt::format("kv_len: expected kv_start + kv_len <= max_pages * page_size ({}), got {} for sequence {}",
+                          uint64_t(p.max_pages) * p.kv_capacity, start + len, b));
+        break;
+    }
+  }
+}
+
+void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps) {
+  const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
+  const Shape kvshape = p.layout == KvLayout::paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                                                     : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+  check_tensor("q", t.q, qshape, true, caps);
+  check_tensor("k", t.k, kvshape, true, caps);
+  check_tensor("v", t.v, kvshape, true, caps);
+  check_tensor("out", t.out, qshape, true, caps);
+  if (t.k.dtype() != t.v.dtype())
+    bad(fmt::format("v: expected the dtype of k ({}), got {}", to_string(t.k.dtype()), to_string(t.v.dtype())));
+  if (t.q.dtype() != DType::f32 && t.q.dtype() != t.k.dtype())
+    bad(fmt::format("k: expected {} (Q is {}; mixed Q/KV takes f32 Q), got {}", to_string(t.q.dtype()),
+                    to_string(t.q.dtype()), to_string(t.k.dtype())));
+  if (p.layout == KvLayout::paged) check_tensor("page_table", t.page_table, {p.batch, p.max_pages}, false, caps);
+  for (auto [name, tensor] : {std::pair{"kv_len", &t.kv_len}, {"start_pos", &t.start_pos}, {"kv_start", &t.kv_start}})
+    if (tensor->valid()) check_tensor(name, *tensor, {p.batch}, false, caps);
+  if (t.indirect.valid()) check_tensor("indirect", t.indirect, {3}, false, caps);
+}
+
+}  // namespace vkattn::text

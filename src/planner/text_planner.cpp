@@ -1,0 +1,230 @@
+#include "planner/text_planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "planner/selection_log.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::planner {
+
+namespace {
+
+uint32_t floor_pow2(uint32_t x) {
+  uint32_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return x == 0 ? 0 : p;
+}
+
+uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
+  for (uint32_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// Bytes text_attention.comp declares in shared memory for this geometry
+// (mirrors its `shared` arrays).
+uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
+  const uint32_t d4 = d / 4;
+  return rows * d4 * 16 + tk * (d4 + 1) * 16 + tk * d4 * 16 + rows * tk * 4 + tk * 4 + rows * 16;
+}
+
+// Workgroups a device wants in flight before splitting the KV pays off.
+uint32_t parallel_target(const DeviceCaps& caps) { return caps.compute_units ? caps.compute_units * 2 : 64; }
+
+}  // namespace
+
+std::string_view to_string_kind(Kind k) {
+  switch (k) {
+    case Kind::streaming: return "streaming";
+    case Kind::tiled: return "tiled";
+    case Kind::split: return "split";
+  }
+  return "?";
+}
+
+GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s) {
+  auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
+  if (s.phase() != v.phase) return no(fmt::format("{}-only, call is {}", to_string(v.phase), to_string(s.phase())));
+  if (s.q != v.q || s.kv != v.kv)
+    return no(fmt::format("takes Q={} KV={}, call has Q={} KV={}", to_string(v.q), to_string(v.kv), to_string(s.q),
+                          to_string(s.kv)));
+  if (s.head_dim % 8 != 0 || s.head_dim == 0)
+    return no(fmt::format("needs head_dim a multiple of 8, got {}", s.head_dim));
+  if (s.head_dim > v.max_head_dim) return no(fmt::format("needs head_dim <= {}, got {}", v.max_head_dim, s.head_dim));
+  if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
+    return no("needs subgroup arithmetic in compute shaders, device has none");
+
+  TextGeometry g;
+  const uint32_t gqa = s.num_kv_heads ? s.num_heads / s.num_kv_heads : 1;
+  g.head_group = largest_divisor_at_most(gqa, v.target_rows);
+  if (v.kind == Kind::tiled) {
+    g.q_pos = std::max(1u, v.target_rows / g.head_group);
+    uint32_t need = 1;
+    while (need < s.seq_len) need *= 2;
+    g.q_pos = std::min(g.q_pos, need);
+  }
+  g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
+  if (v.needs_subgroup_arithmetic) {
+    if (caps.subgroup_size == 0 || g.workgroup_size % caps.subgroup_size != 0)
+      return no(fmt::format("needs a workgroup of whole subgroups; subgroup size {} does not divide {}",
+                            caps.subgroup_size, g.workgroup_size));
+    // Full subgroups of the reported size, so gl_SubgroupID * size covers the workgroup.
+    if (caps.subgroup_size_control) g.required_subgroup_size = caps.subgroup_size;
+    else if (caps.min_subgroup_size != caps.max_subgroup_size)
+      return no("needs a fixed subgroup size (varying sizes without subgroup size control)");
+  }
+  const uint32_t rows = g.rows();
+  const uint32_t limit = caps.max_shared_memory_bytes;
+  uint32_t tk = v.max_tile_keys;
+  while (tk > v.min_tile_keys && shared_bytes(rows, s.head_dim, tk) > limit) tk /= 2;
+  if (shared_bytes(rows, s.head_dim, tk) > limit)
+    return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
+                          shared_bytes(rows, s.head_dim, tk), s.head_dim, rows, tk, limit));
+  g.tile_keys = tk;
+  g.shared_bytes = shared_bytes(rows, s.head_dim, tk);
+  g.acc_chunks = (rows * s.head_dim / 4 + g.workgroup_size - 1) / g.workgroup_size;
+  if (v.kind == Kind::split) {
+    const uint32_t base = s.batch * s.num_kv_heads * (gqa / g.head_group);
+    const uint32_t want = (parallel_target(caps) + base - 1) / base;
+    const uint32_t max_useful = std::max(1u, s.kv_len / (2 * tk));
+    g.splits = std::clamp(want, 1u, std::max(1u, max_useful));
+  }
+  return {g, ""};
+}
+
+namespace {
+
+// Ordered selection rules: the first eligible family that a rule accepts wins.
+struct Rule {
+  const char* family;
+  const char* reason;
+  bool (*applies)(const DeviceCaps&, const TextShape&, const TextGeometry&);
+};
+
+bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return true; }
+bool underfilled_long_kv(const DeviceCaps& caps, const TextShape& s, const TextGeometry& g) {
+  const uint32_t gqa = s.num_heads / s.num_kv_heads;
+  const uint32_t workgroups = s.batch * s.num_kv_heads * (gqa / g.head_group);
+  return workgroups < parallel_target(caps) && g.splits >= 2;
+}
+
+constexpr Rule kRules[] = {
+    {"decode_split", "split_kv: heads x batch underfill the device and the KV is long", underfilled_long_kv},
+    {"decode_subgroup", "subgroup_capable", always},
+    {"decode_streaming", "decode_streaming_fallback", always},
+    {"prefill_tiled_large", "tiled_large_capable", always},
+    {"prefill_tiled_small", "tiled_small_capable", always},
+    {"prefill_streaming", "streaming_fallback", always},
+};
+
+const TextVariant* variant_of(const std::string& family, const TextShape& s) {
+  return find_text_variant(family + "_" + dtype_suffix(s.q, s.kv));
+}
+
+std::string phase_override(const PlanOptions& o, Phase phase) {
+  if (!o.variant.empty()) return o.variant;
+  for (const auto& e : o.path) {
+    if (e.phase != phase) continue;
+    if (e.layers.empty() || std::find(e.layers.begin(), e.layers.end(), o.layer) != e.layers.end()) return e.variant;
+  }
+  return "";
+}
+
+}  // namespace
+
+TextPlan plan_text(const DeviceCaps& caps, const TextShape& s, const PlanOptions& options) {
+  TextPlan plan;
+  for (const auto& v : text_variants()) {
+    if (v.phase != s.phase() || v.q != s.q || v.kv != s.kv) continue;
+    auto g = text_geometry(v, caps, s);
+    plan.candidates.push_back({v.name, g.geometry.has_value(), g.geometry ? "eligible" : g.reason});
+  }
+
+  const std::string forced = phase_override(options, s.phase());
+  if (!forced.empty()) {
+    const TextVariant* v = find_text_variant(forced);
+    std::string rejected;
+    GeometryOrReason g;
+    if (!v) {
+      rejected = fmt::format("variant: expected a text variant name (see `vkattn plan text`), got '{}'", forced);
+    } else {
+      g = text_geometry(*v, caps, s);
+      if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", forced, g.reason);
+    }
+    if (rejected.empty()) {
+      plan.variant = v;
+      plan.geometry = *g.geometry;
+      plan.reason = "override";
+      // doppler's adaptive swap: a streaming-prefill override on a short prompt
+      // may use the tiled prefill, which is the same math with K/V reuse.
+      if (v->family == "prefill_streaming" && s.seq_len <= 64) {
+        for (const char* fam : {"prefill_tiled_large", "prefill_tiled_small"}) {
+          const TextVariant* t = variant_of(fam, s);
+          auto tg = t ? text_geometry(*t, caps, s) : GeometryOrReason{};
+          if (tg.geometry) {
+            plan.variant = t;
+            plan.geometry = *tg.geometry;
+            plan.reason = fmt::format("override_adaptive_prefill: {} replaced by {} for {} query rows", forced,
+                                      t->name, s.seq_len);
+            break;
+          }
+        }
+      }
+      log_selection_once("text", plan.variant->name, plan.reason);
+      return plan;
+    }
+    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
+    plan.warnings.push_back(rejected + "; falling back to capability selection");
+    warn_once(plan.warnings.back());
+  }
+
+  for (const auto& rule : kRules) {
+    const TextVariant* v = variant_of(rule.family, s);
+    if (!v || v->phase != s.phase()) continue;
+    auto g = text_geometry(*v, caps, s);
+    if (!g.geometry || !rule.applies(caps, s, *g.geometry)) continue;
+    plan.variant = v;
+    plan.geometry = *g.geometry;
+    plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    log_selection_once("text", v->name, plan.reason);
+    return plan;
+  }
+  std::string whys;
+  for (auto& c : plan.candidates) whys += fmt::format("; {}: {}", c.variant, c.why);
+  throw Error(ErrorKind::unsupported,
+              fmt::format("text attention: no variant can run head_dim {} Q={} KV={} on '{}'{}", s.head_dim,
+                          to_string(s.q), to_string(s.kv), caps.name, whys));
+}
+
+std::string explain(const TextPlan& plan) {
+  std::string out;
+  for (const auto& c : plan.candidates)
+    out += fmt::format("  {} {:<28} {}\n", c.variant == plan.variant->name ? "*" : (c.eligible ? "+" : "-"),
+                       c.variant, c.why);
+  const auto& g = plan.geometry;
+  out += fmt::format("chosen: {} ({})\n", plan.variant->name, plan.reason);
+  out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
+                     "KV split(s), {} bytes shared\n",
+                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes);
+  for (const auto& w : plan.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string plan_to_json(const TextPlan& plan) {
+  nlohmann::json j;
+  j["variant"] = plan.variant->name;
+  j["reason"] = plan.reason;
+  const auto& g = plan.geometry;
+  j["geometry"] = {{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
+                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}};
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& c : plan.candidates)
+    j["candidates"].push_back({{"variant", c.variant}, {"eligible", c.eligible}, {"why", c.why}});
+  j["warnings"] = plan.warnings;
+  return j.dump(2);
+}
+
+}  // namespace vkattn::planner

@@ -1,0 +1,58 @@
+// Chooses a text-attention variant for a device and call shape: a pure
+// function of DeviceCaps, so it is tested on synthetic devices.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/text_variants.hpp"
+#include "vkattn/caps.hpp"
+#include "vkattn/plan.hpp"
+
+namespace vkattn::planner {
+
+// What the planner needs to know about one call.
+struct TextShape {
+  uint32_t batch = 1, seq_len = 1, num_heads = 1, num_kv_heads = 1, head_dim = 64;
+  uint32_t kv_len = 0;  // the longest sequence's (a hint when lengths come from the GPU)
+  DType q = DType::f32, kv = DType::f32;
+  Phase phase() const { return seq_len == 1 ? Phase::decode : Phase::prefill; }
+};
+
+// Workgroup geometry of a variant on a device; becomes specialization constants.
+struct TextGeometry {
+  uint32_t q_pos = 1;        // query positions per workgroup
+  uint32_t head_group = 1;   // query heads per workgroup (one KV head)
+  uint32_t tile_keys = 16;
+  uint32_t workgroup_size = 64;
+  uint32_t acc_chunks = 1;
+  uint32_t splits = 1;
+  uint32_t shared_bytes = 0;
+  uint32_t required_subgroup_size = 0;
+  uint32_t rows() const { return q_pos * head_group; }
+};
+
+struct TextPlan {
+  const TextVariant* variant = nullptr;
+  TextGeometry geometry;
+  std::string reason;                     // why the winner won
+  std::vector<PlanCandidate> candidates;  // every row of the phase and dtypes, with why
+  std::vector<std::string> warnings;      // override fallbacks
+};
+
+// Geometry, or the reason the variant cannot run this call on this device.
+struct GeometryOrReason {
+  std::optional<TextGeometry> geometry;
+  std::string reason;
+};
+GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
+
+// Throws Error when an override is rejected in strict mode or names no variant.
+TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
+
+// Human-readable and JSON renderings of a plan (for `vkattn plan` and logs).
+std::string explain(const TextPlan& plan);
+std::string plan_to_json(const TextPlan& plan);
+
+}  // namespace vkattn::planner

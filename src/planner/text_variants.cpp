@@ -1,0 +1,66 @@
+#include "planner/text_variants.hpp"
+
+namespace vkattn::planner {
+
+namespace {
+
+// The families. Thresholds follow doppler's intent (tiled large for head dim
+// <= 64, tiled small up to 256), with shared memory checked per device in
+// text_geometry rather than as fixed minimums.
+struct Family {
+  const char* name;
+  Phase phase;
+  Kind kind;
+  bool subgroup;
+  uint32_t max_head_dim;
+  uint32_t target_rows;
+  uint32_t max_tile_keys;
+  uint32_t min_tile_keys;
+  uint32_t workgroup_size;
+};
+
+constexpr Family kFamilies[] = {
+    // name                      phase           kind             sg     maxD rows  tk  mintk wg
+    {"prefill_tiled_large",      Phase::prefill, Kind::tiled,     false, 64,  32,   32, 16,   128},
+    {"prefill_tiled_small",      Phase::prefill, Kind::tiled,     false, 256, 16,   32, 4,    128},
+    {"prefill_streaming",        Phase::prefill, Kind::streaming, false, 512, 1,    32, 1,    64},
+    {"decode_split",             Phase::decode,  Kind::split,     false, 512, 16,   32, 4,    128},
+    {"decode_subgroup",          Phase::decode,  Kind::streaming, true,  512, 16,   32, 4,    128},
+    {"decode_streaming",         Phase::decode,  Kind::streaming, false, 512, 16,   32, 1,    64},
+};
+
+struct DtypeCombo {
+  DType q, kv;
+};
+constexpr DtypeCombo kCombos[] = {
+    {DType::f32, DType::f32}, {DType::f32, DType::f16},   {DType::f16, DType::f16},
+    {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
+};
+
+}  // namespace
+
+std::string dtype_suffix(DType q, DType kv) {
+  if (q == kv) return std::string(to_string(q));
+  return std::string(to_string(kv)) + "kv";
+}
+
+const std::vector<TextVariant>& text_variants() {
+  static const std::vector<TextVariant> table = [] {
+    std::vector<TextVariant> t;
+    for (const auto& f : kFamilies)
+      for (const auto& c : kCombos)
+        t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, c.q, c.kv,
+                     f.subgroup, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys, f.workgroup_size,
+                     f.subgroup ? "text_attention_subgroup" : "text_attention"});
+    return t;
+  }();
+  return table;
+}
+
+const TextVariant* find_text_variant(const std::string& name) {
+  for (const auto& v : text_variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace vkattn::planner

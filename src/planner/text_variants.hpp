@@ -1,0 +1,43 @@
+// The text-attention variant table: every kernel the planner can pick, as data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkattn/caps.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/types.hpp"
+
+namespace vkattn::planner {
+
+// How a variant shapes its workgroups; turned into specialization constants.
+enum class Kind : uint8_t {
+  streaming,    // one query position per workgroup (all GQA heads of a KV head), no split
+  tiled,        // many query positions per workgroup; K/V tiles reused across them
+  split,        // flash-decoding: the KV range split across workgroups, then reduced
+};
+
+struct TextVariant {
+  std::string name;          // stable id, e.g. "decode_split_f16kv"
+  std::string family;        // name without the dtype suffix
+  Phase phase;
+  Kind kind;
+  DType q, kv;               // accepted input dtypes (output follows Q unless asked)
+  bool needs_subgroup_arithmetic;
+  uint32_t max_head_dim;
+  uint32_t target_rows;      // query rows (positions x GQA heads) per workgroup
+  uint32_t max_tile_keys;    // keys staged per step, shrunk to fit shared memory
+  uint32_t min_tile_keys;    // below this the variant is not worth running
+  uint32_t workgroup_size;
+  std::string module;        // embedded SPIR-V module
+};
+
+// Every row, generated once from family x dtype combinations.
+const std::vector<TextVariant>& text_variants();
+const TextVariant* find_text_variant(const std::string& name);
+
+// Dtype suffix of a (q, kv) pair: f32, f16kv, f16, bf16kv, bf16.
+std::string dtype_suffix(DType q, DType kv);
+
+}  // namespace vkattn::planner

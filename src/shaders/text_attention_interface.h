@@ -1,0 +1,81 @@
+// Shared by text_attention.comp, text_split_reduce.comp and src/ops/text/*.cpp:
+// specialization-constant ids, enum codes and push-constant layout, declared once.
+#ifndef VKATTN_TEXT_ATTENTION_INTERFACE_H
+#define VKATTN_TEXT_ATTENTION_INTERFACE_H
+
+// constant_id of each specialization constant.
+#define TEXT_SC_HEAD_DIM 0       // D, a multiple of 8
+#define TEXT_SC_WG_SIZE 1        // invocations per workgroup
+#define TEXT_SC_Q_POS 2          // query positions per workgroup
+#define TEXT_SC_HEAD_GROUP 3     // query heads per workgroup, all sharing one KV head
+#define TEXT_SC_TILE_KEYS 4      // keys staged in shared memory per step
+#define TEXT_SC_Q_TYPE 5         // TEXT_DT_*
+#define TEXT_SC_KV_TYPE 6
+#define TEXT_SC_O_TYPE 7
+#define TEXT_SC_LAYOUT 8         // TEXT_LAYOUT_*
+#define TEXT_SC_SPLIT 9          // 1: write un-normalised partials for text_split_reduce
+#define TEXT_SC_ACC_CHUNKS 10    // vec4 accumulators per invocation = ceil(rows*D/4 / WG)
+#define TEXT_SC_COUNT 11
+
+#define TEXT_DT_F32 0
+#define TEXT_DT_F16 1
+#define TEXT_DT_BF16 2
+
+#define TEXT_LAYOUT_CONTIGUOUS 0
+#define TEXT_LAYOUT_RING 1
+#define TEXT_LAYOUT_PAGED 2
+
+// Push-constant flag bits.
+#define TEXT_FLAG_CAUSAL 1u
+#define TEXT_FLAG_KV_LEN_BUFFER 2u     // kv_len[b] from binding 5
+#define TEXT_FLAG_START_POS_BUFFER 4u  // start_pos[b] from binding 6
+#define TEXT_FLAG_KV_START_BUFFER 8u   // kv_start[b] from binding 7
+
+// Bindings.
+#define TEXT_BIND_Q 0
+#define TEXT_BIND_K 1
+#define TEXT_BIND_V 2
+#define TEXT_BIND_O 3
+#define TEXT_BIND_PAGE_TABLE 4
+#define TEXT_BIND_KV_LEN 5
+#define TEXT_BIND_START_POS 6
+#define TEXT_BIND_KV_START 7
+#define TEXT_BIND_PARTIAL_O 8   // f32 [B, splits, S, H, D]
+#define TEXT_BIND_PARTIAL_ML 9  // f32 [B, splits, S, H, 2] (running max, running sum)
+#define TEXT_BINDINGS 10
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace vkattn::text {
+using uint = uint32_t;
+#define TEXT_PUSH_STRUCT struct TextPush
+#else
+#define TEXT_PUSH_STRUCT layout(push_constant) uniform TextPush
+#endif
+
+TEXT_PUSH_STRUCT {
+  uint batch;
+  uint seq_len;
+  uint num_heads;
+  uint num_kv_heads;
+  uint capacity;    // contiguous/ring: slots per sequence; paged: page size
+  uint max_pages;   // paged: page-table row length
+  uint num_pages;   // paged: pages in the pool
+  uint flags;       // TEXT_FLAG_*
+  uint kv_len;      // used unless TEXT_FLAG_KV_LEN_BUFFER
+  uint start_pos;   // used unless TEXT_FLAG_START_POS_BUFFER
+  uint kv_start;    // used unless TEXT_FLAG_KV_START_BUFFER
+  uint window;      // 0: none
+  float scale;
+  float softcap;    // 0: none
+  uint num_splits;  // KV splits (1 unless TEXT_SC_SPLIT)
+  uint pad0;
+}
+#ifdef __cplusplus
+;
+}  // namespace vkattn::text
+#else
+pc;
+#endif
+
+#endif

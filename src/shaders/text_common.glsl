@@ -1,0 +1,37 @@
+// Element decoding and encoding shared by the text kernels. Storage is read as
+// uvec4 words, so f16/bf16 need no 16-bit storage feature and a row of a
+// multiple-of-8 head dim is always whole words.
+
+vec2 bf16x2_to_vec2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u)); }
+
+// Unpacks one uvec4 of `type` into 4 (f32) or 8 (f16/bf16) floats: lo gets the first 4.
+void unpack_words(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
+  if (type == TEXT_DT_F32) {
+    lo = uintBitsToFloat(w);
+    hi = vec4(0.0);
+  } else if (type == TEXT_DT_F16) {
+    lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+    hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+  } else {
+    lo = vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
+    hi = vec4(bf16x2_to_vec2(w.z), bf16x2_to_vec2(w.w));
+  }
+}
+
+// Elements per uvec4 of a storage type.
+uint elems_per_word4(uint type) { return type == TEXT_DT_F32 ? 4u : 8u; }
+
+uint float_to_bf16_bits(float x) {
+  uint u = floatBitsToUint(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0xffffu) != 0u ? 0x40u : 0u);
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even
+}
+
+// Four floats encoded in `type`: a uvec4 for f32 (all four used) or the first
+// two words for f16/bf16.
+uvec4 pack_vec4(uint type, vec4 v) {
+  if (type == TEXT_DT_F32) return floatBitsToUint(v);
+  if (type == TEXT_DT_F16) return uvec4(packHalf2x16(v.xy), packHalf2x16(v.zw), 0u, 0u);
+  return uvec4(float_to_bf16_bits(v.x) | (float_to_bf16_bits(v.y) << 16),
+               float_to_bf16_bits(v.z) | (float_to_bf16_bits(v.w) << 16), 0u, 0u);
+}

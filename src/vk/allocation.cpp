@@ -1,0 +1,66 @@
+#include "vk/allocation.hpp"
+
+#include <fmt/format.h>
+
+#include "vk/check.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::vk {
+
+namespace {
+
+// Device-local first (fast on GPUs); host-visible+coherent when the host maps it.
+int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t allowed, bool host_visible) {
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  auto pick = [&](VkMemoryPropertyFlags want) -> int {
+    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+      if ((allowed & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want) return static_cast<int>(i);
+    return -1;
+  };
+  if (host_visible) {
+    int t = pick(host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    return t >= 0 ? t : pick(host);
+  }
+  int t = pick(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  return t >= 0 ? t : pick(0);
+}
+
+}  // namespace
+
+Allocation::Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes,
+                       bool host_visible)
+    : device_(device), bytes_(bytes) {
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = bytes == 0 ? 4 : bytes;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(device_, &info, nullptr, &buffer_), fmt::format("creating a buffer of {} bytes", bytes));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, buffer_, &req);
+  int type = find_memory_type(props, req.memoryTypeBits, host_visible);
+  if (type < 0) {
+    vkDestroyBuffer(device_, buffer_, nullptr);
+    throw Error(ErrorKind::out_of_memory, fmt::format("no memory type for a buffer of {} bytes", bytes));
+  }
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = static_cast<uint32_t>(type);
+  VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &memory_);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, buffer_, nullptr);
+    check(r, fmt::format("allocating {} bytes of device memory", req.size));
+  }
+  vkBindBufferMemory(device_, buffer_, memory_, 0);
+  const VkMemoryPropertyFlags flags = props.memoryTypes[type].propertyFlags;
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if ((flags & host) == host) check(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "mapping memory");
+}
+
+Allocation::~Allocation() {
+  if (mapped_) vkUnmapMemory(device_, memory_);
+  vkDestroyBuffer(device_, buffer_, nullptr);
+  vkFreeMemory(device_, memory_, nullptr);
+}
+
+}  // namespace vkattn::vk

@@ -1,0 +1,28 @@
+// One VkBuffer with its own VkDeviceMemory.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+namespace vkattn::vk {
+
+class Allocation {
+ public:
+  Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible);
+  ~Allocation();
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+
+  VkBuffer buffer() const { return buffer_; }
+  VkDeviceSize bytes() const { return bytes_; }
+  // Host pointer when the memory is host-visible and coherent, else null.
+  void* mapped() const { return mapped_; }
+
+ private:
+  VkDevice device_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkDeviceSize bytes_ = 0;
+  void* mapped_ = nullptr;
+};
+
+}  // namespace vkattn::vk

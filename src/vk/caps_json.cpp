@@ -1,0 +1,128 @@
+// DeviceCaps <-> JSON, for `vkattn devices --json` and planning from caps files.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "vkattn/caps.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn {
+
+using nlohmann::json;
+
+bool DeviceCaps::has_coop_shape(uint32_t m, uint32_t n, uint32_t k, const std::string& ab,
+                                const std::string& c) const {
+  for (auto& s : cooperative_matrix_shapes)
+    if (s.m == m && s.n == n && s.k == k && s.a_type == ab && s.b_type == ab && s.c_type == c && s.result_type == c)
+      return true;
+  return false;
+}
+
+// One list of fields drives both directions, so they cannot drift apart.
+template <class Caps, class F>
+static void for_each_field(Caps& c, F&& f) {
+  f("name", c.name);
+  f("type", c.type);
+  f("vendor", c.vendor);
+  f("vendor_id", c.vendor_id);
+  f("device_id", c.device_id);
+  f("driver_name", c.driver_name);
+  f("driver_info", c.driver_info);
+  f("api_version", c.api_version);
+  f("subgroup_size", c.subgroup_size);
+  f("min_subgroup_size", c.min_subgroup_size);
+  f("max_subgroup_size", c.max_subgroup_size);
+  f("subgroup_basic", c.subgroup_basic);
+  f("subgroup_arithmetic", c.subgroup_arithmetic);
+  f("subgroup_shuffle", c.subgroup_shuffle);
+  f("subgroup_ballot", c.subgroup_ballot);
+  f("subgroup_size_control", c.subgroup_size_control);
+  f("shader_float16", c.shader_float16);
+  f("shader_int8", c.shader_int8);
+  f("shader_int16", c.shader_int16);
+  f("storage_16bit", c.storage_16bit);
+  f("storage_8bit", c.storage_8bit);
+  f("max_shared_memory_bytes", c.max_shared_memory_bytes);
+  f("max_workgroup_invocations", c.max_workgroup_invocations);
+  f("max_storage_buffer_range", c.max_storage_buffer_range);
+  f("max_allocation_bytes", c.max_allocation_bytes);
+  f("device_local_bytes", c.device_local_bytes);
+  f("max_push_constants_bytes", c.max_push_constants_bytes);
+  f("compute_units", c.compute_units);
+  f("timestamp_period_ns", c.timestamp_period_ns);
+  f("timestamps", c.timestamps);
+  f("cooperative_matrix_nv", c.cooperative_matrix_nv);
+}
+
+std::string caps_to_json(const DeviceCaps& caps, int indent) {
+  json j;
+  for_each_field(caps, [&](const char* key, const auto& v) { j[key] = v; });
+  j["max_workgroup_size"] = {caps.max_workgroup_size[0], caps.max_workgroup_size[1], caps.max_workgroup_size[2]};
+  j["max_workgroup_count"] = {caps.max_workgroup_count[0], caps.max_workgroup_count[1], caps.max_workgroup_count[2]};
+  json shapes = json::array();
+  for (auto& s : caps.cooperative_matrix_shapes)
+    shapes.push_back({{"m", s.m}, {"n", s.n}, {"k", s.k}, {"a", s.a_type}, {"b", s.b_type}, {"c", s.c_type},
+                      {"result", s.result_type}});
+  j["cooperative_matrix_shapes"] = shapes;
+  return j.dump(indent);
+}
+
+DeviceCaps caps_from_json(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::io, fmt::format("caps: expected a JSON object, got a parse error: {}", e.what()));
+  }
+  if (!j.is_object()) throw Error(ErrorKind::io, "caps: expected a JSON object");
+  DeviceCaps c;
+  // Absent fields keep DeviceCaps' conservative defaults; present ones must have the right type.
+  for_each_field(c, [&](const char* key, auto& v) {
+    if (!j.contains(key)) return;
+    try {
+      v = j.at(key).get<std::remove_reference_t<decltype(v)>>();
+    } catch (const json::exception&) {
+      throw Error(ErrorKind::io, fmt::format("caps field '{}': expected a {}, got {}", key,
+                                             std::is_same_v<std::decay_t<decltype(v)>, std::string> ? "string"
+                                             : std::is_same_v<std::decay_t<decltype(v)>, bool>      ? "boolean"
+                                                                                                    : "number",
+                                             j.at(key).dump()));
+    }
+  });
+  auto read3 = [&](const char* key, uint32_t (&out)[3]) {
+    if (!j.contains(key)) return;
+    const auto& a = j.at(key);
+    if (!a.is_array() || a.size() != 3)
+      throw Error(ErrorKind::io, fmt::format("caps field '{}': expected an array of 3 numbers, got {}", key, a.dump()));
+    for (int i = 0; i < 3; ++i) out[i] = a[i].get<uint32_t>();
+  };
+  read3("max_workgroup_size", c.max_workgroup_size);
+  read3("max_workgroup_count", c.max_workgroup_count);
+  if (j.contains("cooperative_matrix_shapes")) {
+    for (auto& s : j.at("cooperative_matrix_shapes")) {
+      try {
+        c.cooperative_matrix_shapes.push_back({s.at("m").get<uint32_t>(), s.at("n").get<uint32_t>(),
+                                               s.at("k").get<uint32_t>(), s.at("a").get<std::string>(),
+                                               s.at("b").get<std::string>(), s.at("c").get<std::string>(),
+                                               s.at("result").get<std::string>()});
+      } catch (const json::exception&) {
+        throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected objects with m, n, "
+                                               "k, a, b, c, result, got {}",
+                                               s.dump()));
+      }
+    }
+  }
+  return c;
+}
+
+DeviceCaps load_caps_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::io, fmt::format("caps file: cannot open '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return caps_from_json(ss.str());
+}
+
+}  // namespace vkattn

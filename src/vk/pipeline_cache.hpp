@@ -1,0 +1,57 @@
+// Compute pipelines from embedded SPIR-V, cached by (module, specialization
+// constants, required subgroup size) so no call creates a pipeline twice.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace vkattn::vk {
+
+// What a shader binds: storage buffers 0..N-1 in set 0, and push constants.
+struct ShaderInterface {
+  uint32_t storage_buffers = 0;
+  uint32_t push_constant_bytes = 0;
+};
+
+struct PipelineKey {
+  std::string module;
+  std::vector<uint32_t> spec;  // value of constant_id i at index i
+  uint32_t required_subgroup_size = 0;  // 0: driver's choice
+  auto operator<=>(const PipelineKey&) const = default;
+};
+
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  ShaderInterface iface;
+};
+
+class PipelineCache {
+ public:
+  explicit PipelineCache(VkDevice device) : device_(device) {}
+  ~PipelineCache();
+  const Pipeline& get(const PipelineKey& key, const ShaderInterface& iface);
+  size_t size() const { return pipelines_.size(); }
+
+ private:
+  struct Layout {
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+  };
+  const Layout& layout_for(const ShaderInterface& iface);
+  VkShaderModule module_for(const std::string& name);
+
+  VkDevice device_;
+  std::mutex mutex_;
+  std::map<std::pair<uint32_t, uint32_t>, Layout> layouts_;
+  std::map<std::string, VkShaderModule> modules_;
+  std::map<PipelineKey, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+}  // namespace vkattn::vk

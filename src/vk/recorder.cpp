@@ -1,0 +1,283 @@
+#include <fmt/format.h>
+
+#include "vk/check.hpp"
+#include "vk/recorder_impl.hpp"
+#include "vk/runtime.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/recorder.hpp"
+
+namespace vkattn::vk {
+
+namespace {
+constexpr uint32_t kSetsPerPool = 256;
+constexpr uint32_t kBuffersPerSet = 16;
+constexpr uint32_t kMaxQueries = 256;
+}  // namespace
+
+RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), rt_(ctx.runtime()) {
+  if (external) {
+    cb_ = external;
+    external_ = true;
+    recording_ = true;
+  } else {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = rt_.command_pool();
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(rt_.device(), &ai, &cb_), "allocating a command buffer");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(rt_.device(), &fi, nullptr, &fence_), "creating a fence");
+  }
+}
+
+RecorderImpl::~RecorderImpl() {
+  VkDevice d = rt_.device();
+  if (submitted_) vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX);
+  for (auto p : pools_) vkDestroyDescriptorPool(d, p, nullptr);
+  for (auto& a : scratch_) rt_.release_scratch(std::move(a));
+  if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
+  if (fence_) vkDestroyFence(d, fence_, nullptr);
+  if (!external_ && cb_) vkFreeCommandBuffers(d, rt_.command_pool(), 1, &cb_);
+}
+
+void RecorderImpl::ensure_recording() {
+  if (ended_)
+    throw Error(ErrorKind::invalid_argument,
+                "recorder: expected a recording command buffer, got one already submitted; call reset() first");
+  if (recording_) return;
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(vkBeginCommandBuffer(cb_, &bi), "beginning a command buffer");
+  recording_ = true;
+}
+
+void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indirect_args) {
+  bool hazard = first_command_;  // earlier work of the caller's may still write our inputs
+  for (auto& b : buffers) {
+    if (written_.count(b.buffer)) hazard = true;
+    if (b.access != Access::read && read_.count(b.buffer)) hazard = true;
+  }
+  if (hazard) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    if (first_command_) mb.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags src = first_command_ ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT
+                                              : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
+                               VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    written_.clear();
+    read_.clear();
+    first_command_ = false;
+  }
+  (void)indirect_args;
+  for (auto& b : buffers) {
+    if (b.access != Access::read) written_.insert(b.buffer);
+    if (b.access != Access::write) read_.insert(b.buffer);
+  }
+}
+
+VkDescriptorSet RecorderImpl::allocate_set(const Pipeline& p) {
+  if (p.iface.storage_buffers > kBuffersPerSet)
+    throw Error(ErrorKind::invalid_argument, fmt::format("shader interface: expected at most {} buffers, got {}",
+                                                         kBuffersPerSet, p.iface.storage_buffers));
+  if (pools_.empty() || sets_in_last_pool_ == kSetsPerPool) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = kSetsPerPool;
+    info.poolSizeCount = 1;
+    info.pPoolSizes = &size;
+    VkDescriptorPool pool;
+    check(vkCreateDescriptorPool(rt_.device(), &info, nullptr, &pool), "creating a descriptor pool");
+    pools_.push_back(pool);
+    sets_in_last_pool_ = 0;
+  }
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pools_.back();
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &p.set_layout;
+  VkDescriptorSet set;
+  check(vkAllocateDescriptorSets(rt_.device(), &ai, &set), "allocating a descriptor set");
+  ++sets_in_last_pool_;
+  return set;
+}
+
+void RecorderImpl::bind(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push) {
+  if (buffers.size() != p.iface.storage_buffers)
+    throw Error(ErrorKind::invalid_argument, fmt::format("dispatch: expected {} buffers for the pipeline, got {}",
+                                                         p.iface.storage_buffers, buffers.size()));
+  if (push.size() != p.iface.push_constant_bytes)
+    throw Error(ErrorKind::invalid_argument, fmt::format("dispatch: expected {} push-constant bytes, got {}",
+                                                         p.iface.push_constant_bytes, push.size()));
+  VkDescriptorSet set = allocate_set(p);
+  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].range};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(rt_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  if (!push.empty())
+    vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push.size()),
+                       push.data());
+}
+
+void RecorderImpl::dispatch(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push,
+                            uint32_t gx, uint32_t gy, uint32_t gz) {
+  const auto& lim = rt_.caps().max_workgroup_count;
+  if (gx > lim[0] || gy > lim[1] || gz > lim[2])
+    throw Error(ErrorKind::unsupported, fmt::format("dispatch: expected workgroup counts within [{}, {}, {}], got "
+                                                    "[{}, {}, {}]",
+                                                    lim[0], lim[1], lim[2], gx, gy, gz));
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  ensure_recording();
+  order_against(buffers);
+  bind(p, buffers, push);
+  vkCmdDispatch(cb_, gx, gy, gz);
+  ++dispatches_;
+}
+
+void RecorderImpl::dispatch_indirect(const Pipeline& p, std::span<const BufferRef> buffers,
+                                     std::span<const std::byte> push, const BufferRef& args) {
+  ensure_recording();
+  std::vector<BufferRef> all(buffers.begin(), buffers.end());
+  all.push_back({args.buffer, args.offset, 12, Access::read});
+  order_against(all, true);
+  bind(p, buffers, push);
+  vkCmdDispatchIndirect(cb_, args.buffer, args.offset);
+  ++dispatches_;
+}
+
+void RecorderImpl::fill(const BufferRef& dst, uint32_t value) {
+  ensure_recording();
+  BufferRef w = dst;
+  w.access = Access::write;
+  order_against(std::span(&w, 1));
+  vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.range, value);
+}
+
+BufferRef RecorderImpl::scratch(VkDeviceSize bytes) {
+  scratch_.push_back(rt_.acquire_scratch(bytes));
+  return {scratch_.back()->buffer(), 0, bytes, Access::read_write};
+}
+
+void RecorderImpl::update(const BufferRef& dst, std::span<const std::byte> bytes) {
+  if (bytes.size() % 4 || bytes.size() > 65536)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("update: expected a multiple of 4 bytes up to 65536, got {}", bytes.size()));
+  if (bytes.empty()) return;
+  ensure_recording();
+  BufferRef w = dst;
+  w.access = Access::write;
+  order_against(std::span(&w, 1));
+  vkCmdUpdateBuffer(cb_, dst.buffer, dst.offset, bytes.size(), bytes.data());
+}
+
+uint32_t RecorderImpl::timestamp() {
+  if (!rt_.caps().timestamps) throw Error(ErrorKind::unsupported, "timestamp: the device's queue has no timestamps");
+  ensure_recording();
+  if (!queries_) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kMaxQueries;
+    check(vkCreateQueryPool(rt_.device(), &qi, nullptr, &queries_), "creating a timestamp pool");
+  }
+  if (!queries_reset_) {
+    vkCmdResetQueryPool(cb_, queries_, 0, kMaxQueries);
+    queries_reset_ = true;
+  }
+  if (next_query_ >= kMaxQueries)
+    throw Error(ErrorKind::invalid_argument, fmt::format("timestamp: expected at most {} per recording", kMaxQueries));
+  vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, next_query_);
+  return next_query_++;
+}
+
+void RecorderImpl::submit() {
+  if (external_)
+    throw Error(ErrorKind::invalid_argument, "recorder: expected an own command buffer, got the caller's; the caller "
+                                             "submits it");
+  if (submitted_) wait();
+
+  if (!ended_) {
+    if (!recording_) ensure_recording();
+    check(vkEndCommandBuffer(cb_), "ending the command buffer");
+    ended_ = true;
+  }
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb_;
+  std::lock_guard lock(rt_.queue_mutex());
+  check(vkQueueSubmit(rt_.queue(), 1, &si, fence_), "submitting recorded attention work");
+  submitted_ = true;
+}
+
+void RecorderImpl::wait() {
+  if (!submitted_) return;
+  VkResult r = vkWaitForFences(rt_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+  submitted_ = false;
+  vkResetFences(rt_.device(), 1, &fence_);
+  check(r, "waiting for recorded attention work");
+}
+
+double RecorderImpl::elapsed_ms(uint32_t from, uint32_t to) {
+  uint64_t t[2];
+  check(vkGetQueryPoolResults(rt_.device(), queries_, from, 1, sizeof(uint64_t), &t[0], sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "reading a timestamp");
+  check(vkGetQueryPoolResults(rt_.device(), queries_, to, 1, sizeof(uint64_t), &t[1], sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "reading a timestamp");
+  return static_cast<double>(t[1] - t[0]) * rt_.caps().timestamp_period_ns * 1e-6;
+}
+
+void RecorderImpl::reset() {
+  wait();
+  if (!external_) {
+    check(vkResetCommandBuffer(cb_, 0), "resetting the command buffer");
+    recording_ = false;
+    ended_ = false;
+  }
+  for (auto p : pools_) vkDestroyDescriptorPool(rt_.device(), p, nullptr);
+  pools_.clear();
+  for (auto& a : scratch_) rt_.release_scratch(std::move(a));
+  scratch_.clear();
+  sets_in_last_pool_ = 0;
+  next_query_ = 0;
+  queries_reset_ = false;
+  written_.clear();
+  read_.clear();
+  first_command_ = true;
+  dispatches_ = 0;
+}
+
+}  // namespace vkattn::vk
+
+namespace vkattn {
+
+Recorder::Recorder(Context& ctx) : impl_(std::make_unique<vk::RecorderImpl>(ctx, VK_NULL_HANDLE)) {}
+Recorder::Recorder(Context& ctx, VkCommandBuffer external) : impl_(std::make_unique<vk::RecorderImpl>(ctx, external)) {
+  if (!external) throw Error(ErrorKind::invalid_argument, "command buffer: expected a VkCommandBuffer, got null");
+}
+Recorder::~Recorder() = default;
+uint32_t Recorder::timestamp() { return impl_->timestamp(); }
+void Recorder::submit() { impl_->submit(); }
+void Recorder::wait() { impl_->wait(); }
+void Recorder::run() {
+  impl_->submit();
+  impl_->wait();
+}
+double Recorder::elapsed_ms(uint32_t from, uint32_t to) { return impl_->elapsed_ms(from, to); }
+void Recorder::reset() { impl_->reset(); }
+Context& Recorder::context() { return impl_->context(); }
+vk::RecorderImpl& Recorder::impl() { return *impl_; }
+
+}  // namespace vkattn

@@ -1,0 +1,91 @@
+// Records dispatches with the barriers between them. Ops talk to this class;
+// users see the thin vkattn::Recorder.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <memory>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "vk/allocation.hpp"
+#include "vk/pipeline_cache.hpp"
+#include "vkattn/tensor.hpp"
+
+namespace vkattn {
+class Context;
+}
+
+namespace vkattn::vk {
+
+class Runtime;
+
+enum class Access : uint8_t { read, write, read_write };
+
+struct BufferRef {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = 0;
+  Access access = Access::read;
+};
+
+inline BufferRef ref(const Tensor& t, Access a) { return {t.buffer(), t.offset(), t.bytes(), a}; }
+
+class RecorderImpl {
+ public:
+  RecorderImpl(Context& ctx, VkCommandBuffer external);
+  ~RecorderImpl();
+
+  Context& context() { return ctx_; }
+  // Binds buffers 0..N-1 (set 0) and push constants, then dispatches.
+  void dispatch(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push,
+                uint32_t gx, uint32_t gy, uint32_t gz);
+  // The same with workgroup counts read from `args` (3 x u32) on the GPU.
+  void dispatch_indirect(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push,
+                         const BufferRef& args);
+  // Fills a range with a u32 value (a transfer, ordered like a dispatch).
+  void fill(const BufferRef& dst, uint32_t value);
+
+  // Device scratch that lives until reset() (reused across recordings).
+  BufferRef scratch(VkDeviceSize bytes);
+  // Writes small host data into a buffer from the command buffer itself
+  // (vkCmdUpdateBuffer: no host round trip, at most 65536 bytes).
+  void update(const BufferRef& dst, std::span<const std::byte> bytes);
+
+  uint32_t timestamp();
+  void submit();
+  void wait();
+  double elapsed_ms(uint32_t from, uint32_t to);
+  void reset();
+  uint32_t dispatch_count() const { return dispatches_; }
+
+ private:
+  void ensure_recording();
+  // Inserts a barrier when `buffers` touch memory an earlier command wrote,
+  // or write memory an earlier command still reads.
+  void order_against(std::span<const BufferRef> buffers, bool indirect_args = false);
+  VkDescriptorSet allocate_set(const Pipeline& p);
+  void bind(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push);
+
+  Context& ctx_;
+  Runtime& rt_;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  bool external_ = false;
+  bool recording_ = false;
+  bool ended_ = false;
+  bool submitted_ = false;
+  VkFence fence_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> pools_;
+  uint32_t sets_in_last_pool_ = 0;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t next_query_ = 0;
+  bool queries_reset_ = false;
+  std::set<VkBuffer> written_, read_;
+  std::vector<std::shared_ptr<Allocation>> scratch_;
+  bool first_command_ = true;
+  uint32_t dispatches_ = 0;
+};
+
+}  // namespace vkattn::vk

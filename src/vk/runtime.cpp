@@ -1,0 +1,267 @@
+#include "vk/runtime.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "vk/caps_query.hpp"
+#include "vk/check.hpp"
+#include "vk/instance.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::vk {
+
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+uint32_t compute_queue_family(VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, qs.data());
+  for (uint32_t i = 0; i < n; ++i)
+    if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+  throw Error(ErrorKind::no_device, "device: expected a queue family with compute support, got none");
+}
+
+}  // namespace
+
+Runtime::Runtime(const ContextOptions& options) {
+  const bool validation = options.validation < 0 ? env_flag("VKATTN_VALIDATION") : options.validation > 0;
+  instance_ = std::make_shared<Instance>(validation);
+  auto pds = instance_->physical_devices();
+  std::vector<DeviceInfo> infos;
+  for (uint32_t i = 0; i < pds.size(); ++i) infos.push_back({i, query_caps(instance_->handle(), pds[i])});
+  std::string selector = options.device;
+  if (selector.empty())
+    if (const char* env = std::getenv("VKATTN_DEVICE")) selector = env;
+  const uint32_t index = choose_device(infos, selector);
+  physical_ = pds[index];
+  caps_ = infos[index].caps;
+  if (VK_API_VERSION_MINOR(caps_.api_version) < 2 && VK_API_VERSION_MAJOR(caps_.api_version) == 1)
+    throw Error(ErrorKind::unsupported, fmt::format("device '{}': expected Vulkan 1.2 or newer, got 1.{}", caps_.name,
+                                                    VK_API_VERSION_MINOR(caps_.api_version)));
+  queue_family_ = compute_queue_family(physical_);
+
+  // Enable every optional feature the kernels use that the device has.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  coop.cooperativeMatrix = caps_.cooperative_matrix_nv;
+  VkPhysicalDeviceSubgroupSizeControlFeatures sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  sgc.subgroupSizeControl = caps_.subgroup_size_control;
+  sgc.computeFullSubgroups = caps_.subgroup_size_control;
+  if (caps_.cooperative_matrix_nv) sgc.pNext = &coop;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &sgc};
+  f12.shaderFloat16 = caps_.shader_float16;
+  f12.shaderInt8 = caps_.shader_int8;
+  f12.storageBuffer8BitAccess = caps_.storage_8bit;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  f11.storageBuffer16BitAccess = caps_.storage_16bit;
+  VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  feats.features.shaderInt16 = caps_.shader_int16;
+
+  std::vector<const char*> extensions;
+  if (caps_.cooperative_matrix_nv) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (caps_.subgroup_size_control && VK_API_VERSION_MINOR(caps_.api_version) < 3)
+    extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  q.queueFamilyIndex = queue_family_;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &feats};
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  check(vkCreateDevice(physical_, &info, nullptr, &device_), fmt::format("creating the device '{}'", caps_.name));
+  owns_device_ = true;
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  finish_setup();
+}
+
+Runtime::Runtime(const ExternalDevice& ext) {
+  if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
+    throw Error(ErrorKind::invalid_argument,
+                "external device: expected non-null instance, physical_device, device and queue, got a null handle");
+  physical_ = ext.physical_device;
+  device_ = ext.device;
+  queue_ = ext.queue;
+  queue_family_ = ext.queue_family;
+  caps_ = query_caps(ext.instance, physical_);
+  // Only what the caller enabled may be used.
+  caps_.shader_float16 &= ext.shader_float16_enabled;
+  caps_.storage_16bit &= ext.storage_16bit_enabled;
+  caps_.storage_8bit &= ext.storage_8bit_enabled;
+  caps_.shader_int8 &= ext.shader_int8_enabled;
+  caps_.subgroup_size_control &= ext.subgroup_size_control_enabled;
+  caps_.cooperative_matrix_nv &= ext.cooperative_matrix_nv_enabled;
+  if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
+  finish_setup();
+}
+
+void Runtime::finish_setup() {
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = queue_family_;
+  check(vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "creating a command pool");
+  VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(vkCreateFence(device_, &fence, nullptr, &one_shot_fence_), "creating a fence");
+  pipelines_ = std::make_unique<PipelineCache>(device_);
+}
+
+Runtime::~Runtime() {
+  if (device_) vkDeviceWaitIdle(device_);
+  pipelines_.reset();
+  staging_.reset();
+  placeholder_.reset();
+  free_scratch_.clear();
+  if (one_shot_fence_) vkDestroyFence(device_, one_shot_fence_, nullptr);
+  if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
+  if (owns_device_) vkDestroyDevice(device_, nullptr);
+}
+
+std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visible) {
+  if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes)
+    throw Error(ErrorKind::out_of_memory, fmt::format("allocation: expected at most {} bytes (device limit), got {}",
+                                                      caps_.max_allocation_bytes, bytes));
+  return std::make_shared<Allocation>(device_, memory_props_, bytes, host_visible);
+}
+
+std::shared_ptr<Allocation> Runtime::acquire_scratch(VkDeviceSize bytes) {
+  {
+    std::lock_guard lock(scratch_mutex_);
+    auto it = free_scratch_.lower_bound(bytes);
+    if (it != free_scratch_.end() && it->first <= bytes * 2) {
+      auto a = std::move(it->second);
+      free_scratch_.erase(it);
+      return a;
+    }
+  }
+  return allocate(bytes, false);
+}
+
+void Runtime::release_scratch(std::shared_ptr<Allocation> a) {
+  std::lock_guard lock(scratch_mutex_);
+  free_scratch_.emplace(a->bytes(), std::move(a));
+}
+
+VkBuffer Runtime::placeholder_buffer() {
+  if (!placeholder_) {
+    placeholder_ = allocate(64, false);
+    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, placeholder_->buffer(), 0, 64, 0); });
+  }
+  return placeholder_->buffer();
+}
+
+Allocation& Runtime::staging(VkDeviceSize bytes) {
+  if (!staging_ || staging_->bytes() < bytes) {
+    staging_.reset();
+    staging_ = allocate(std::max<VkDeviceSize>(bytes, 1 << 20), true);
+  }
+  return *staging_;
+}
+
+VkCommandBuffer Runtime::begin_one_shot() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  check(vkAllocateCommandBuffers(device_, &ai, &cb), "allocating a command buffer");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &bi);
+  return cb;
+}
+
+void Runtime::end_one_shot(VkCommandBuffer cb) {
+  check(vkEndCommandBuffer(cb), "ending a command buffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  {
+    std::lock_guard lock(queue_mutex_);
+    check(vkQueueSubmit(queue_, 1, &si, one_shot_fence_), "submitting a transfer");
+  }
+  VkResult r = vkWaitForFences(device_, 1, &one_shot_fence_, VK_TRUE, UINT64_MAX);
+  vkResetFences(device_, 1, &one_shot_fence_);
+  vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
+  check(r, "waiting for a transfer");
+}
+
+void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes) {
+  if (bytes.empty()) return;
+  Allocation& s = staging(bytes.size());
+  std::memcpy(s.mapped(), bytes.data(), bytes.size());
+  run_once([&](VkCommandBuffer cb) {
+    VkBufferCopy copy{0, offset, bytes.size()};
+    vkCmdCopyBuffer(cb, s.buffer(), dst, 1, &copy);
+  });
+}
+
+void Runtime::download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes) {
+  if (bytes.empty()) return;
+  Allocation& s = staging(bytes.size());
+  run_once([&](VkCommandBuffer cb) {
+    VkBufferCopy copy{offset, 0, bytes.size()};
+    vkCmdCopyBuffer(cb, src, s.buffer(), 1, &copy);
+  });
+  std::memcpy(bytes.data(), s.mapped(), bytes.size());
+}
+
+}  // namespace vkattn::vk
+
+namespace vkattn {
+
+uint64_t Context::validation_messages() { return vk::Instance::validation_messages(); }
+
+Context::Context(const ContextOptions& options) : runtime_(std::make_unique<vk::Runtime>(options)) {}
+Context::Context(const ExternalDevice& external) : runtime_(std::make_unique<vk::Runtime>(external)) {}
+Context::~Context() = default;
+
+const DeviceCaps& Context::caps() const { return runtime_->caps(); }
+vk::Runtime& Context::runtime() { return *runtime_; }
+
+Tensor Context::tensor(DType dtype, Shape shape) {
+  const VkDeviceSize bytes = dtype_storage_bytes(dtype, element_count(shape));
+  auto alloc = runtime_->allocate(bytes, false);
+  VkBuffer b = alloc->buffer();
+  return Tensor(std::move(alloc), b, 0, bytes, dtype, std::move(shape));
+}
+
+Tensor Context::wrap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes, DType dtype, Shape shape) {
+  const VkDeviceSize need = dtype_storage_bytes(dtype, element_count(shape));
+  if (buffer == VK_NULL_HANDLE) throw Error(ErrorKind::invalid_argument, "buffer: expected a VkBuffer, got null");
+  if (bytes < need)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("bytes: expected at least {} for {} {}, got {}", need, to_string(dtype),
+                            shape_to_string(shape), bytes));
+  if (offset % 4)
+    throw Error(ErrorKind::invalid_argument, fmt::format("offset: expected a multiple of 4, got {}", offset));
+  return Tensor(nullptr, buffer, offset, bytes, dtype, std::move(shape));
+}
+
+void Context::upload(const Tensor& dst, std::span<const std::byte> bytes) {
+  if (bytes.size() != dst.bytes())
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("upload: expected {} bytes for {} {}, got {}", dst.bytes(), to_string(dst.dtype()),
+                            shape_to_string(dst.shape()), bytes.size()));
+  runtime_->upload(dst.buffer(), dst.offset(), bytes);
+}
+
+void Context::download(const Tensor& src, std::span<std::byte> bytes) {
+  if (bytes.size() != src.bytes())
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("download: expected {} bytes for {} {}, got {}", src.bytes(), to_string(src.dtype()),
+                            shape_to_string(src.shape()), bytes.size()));
+  runtime_->download(src.buffer(), src.offset(), bytes);
+}
+
+}  // namespace vkattn

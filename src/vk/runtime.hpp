@@ -1,0 +1,76 @@
+// The Vulkan objects behind a Context: instance, device, queue, memory,
+// pipelines. Owned by vkattn, or borrowed from a caller (ExternalDevice).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "vk/allocation.hpp"
+#include "vk/pipeline_cache.hpp"
+#include "vkattn/caps.hpp"
+#include "vkattn/context.hpp"
+
+namespace vkattn::vk {
+
+class Instance;
+
+class Runtime {
+ public:
+  explicit Runtime(const ContextOptions& options);
+  explicit Runtime(const ExternalDevice& external);
+  ~Runtime();
+
+  const DeviceCaps& caps() const { return caps_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  VkCommandPool command_pool() const { return command_pool_; }
+  std::mutex& queue_mutex() { return queue_mutex_; }
+  PipelineCache& pipelines() { return *pipelines_; }
+
+  std::shared_ptr<Allocation> allocate(VkDeviceSize bytes, bool host_visible);
+  // Device scratch reused across calls: recorders take it and give it back on reset.
+  std::shared_ptr<Allocation> acquire_scratch(VkDeviceSize bytes);
+  void release_scratch(std::shared_ptr<Allocation> a);
+  // A small zeroed buffer bound where a kernel's optional input is absent.
+  VkBuffer placeholder_buffer();
+  void upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes);
+  void download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes);
+  // Runs a one-off command buffer to completion (transfers, tests).
+  template <class F>
+  void run_once(F&& record) {
+    VkCommandBuffer cb = begin_one_shot();
+    record(cb);
+    end_one_shot(cb);
+  }
+
+ private:
+  void finish_setup();
+  VkCommandBuffer begin_one_shot();
+  void end_one_shot(VkCommandBuffer cb);
+  Allocation& staging(VkDeviceSize bytes);
+
+  std::shared_ptr<Instance> instance_;  // null when borrowed
+  bool owns_device_ = false;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  DeviceCaps caps_;
+  VkPhysicalDeviceMemoryProperties memory_props_{};
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkFence one_shot_fence_ = VK_NULL_HANDLE;
+  std::mutex queue_mutex_;
+  std::shared_ptr<Allocation> staging_;  // grown on demand, reused across copies
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::mutex scratch_mutex_;
+  std::multimap<VkDeviceSize, std::shared_ptr<Allocation>> free_scratch_;
+  std::shared_ptr<Allocation> placeholder_;
+};
+
+}  // namespace vkattn::vk

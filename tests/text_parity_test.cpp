@@ -1,0 +1,35 @@
+// GPU vs float64 oracle for every case of the CI grid (the same grid
+// `vkattn check` runs), one test per case.
+#include <gtest/gtest.h>
+
+#include "check/text_cases.hpp"
+#include "test_context.hpp"
+
+namespace vkattn {
+namespace {
+
+class TextParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
+
+const std::vector<check::TextCase>& grid() {
+  static auto g = check::text_check_grid(testing::shared_context().caps(), check::GridSize::ci);
+  return g;
+}
+
+TEST_P(TextParity, MatchesOracle) {
+  const auto& c = grid().at(GetParam());
+  auto r = check::run_text_case(ctx(), c);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_TRUE(r.passed) << check::describe(c) << " variant " << r.variant << ": "
+                        << reference::to_string(r.cmp, r.tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, grid().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           std::string n = std::to_string(info.param) + "_" + grid().at(info.param).name;
+                           for (auto& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace vkattn

@@ -1,0 +1,52 @@
+// `vkattn check [--family text] [--json] [--full]`: the parity grid on the
+// chosen device, one line per case, then "N passed, M failed".
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "check/text_cases.hpp"
+#include "commands.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::cli {
+
+void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
+  struct Opts {
+    std::string family = "text";
+    bool json = false;
+    bool full = false;
+    std::string filter;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("check", "Compare every kernel with the float64 oracle on this device");
+  cmd->add_option("--family", o->family, "Op family")->check(CLI::IsMember({"text"}));
+  cmd->add_flag("--json", o->json, "One JSON object per case, then a summary object");
+  cmd->add_flag("--full", o->full, "The larger GPU grid (model-sized shapes, 64k context)");
+  cmd->add_option("--filter", o->filter, "Only cases whose name contains this text");
+  cmd->callback([o, &g, &status] {
+    Context ctx(ContextOptions{g.device});
+    auto grid = check::text_check_grid(ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci);
+    int passed = 0, failed = 0;
+    if (!o->json) fmt::print("device: {}\n", ctx.caps().name);
+    for (const auto& c : grid) {
+      const std::string name = c.name.empty() ? check::describe(c) : c.name;
+      if (!o->filter.empty() && name.find(o->filter) == std::string::npos) continue;
+      auto r = check::run_text_case(ctx, c);
+      (r.passed ? passed : failed)++;
+      if (o->json) {
+        nlohmann::json j{{"case", r.name},         {"variant", r.variant}, {"passed", r.passed},
+                         {"rel_err", r.cmp.rel_err}, {"tolerance", r.tol.abs_rel}, {"error", r.error}};
+        fmt::print("{}\n", j.dump());
+      } else {
+        fmt::print("{} {:<44} {:<28} err {:.2e} (tol {:.1e}){}\n", r.passed ? "PASS" : "FAIL", r.name, r.variant,
+                   r.cmp.rel_err, r.tol.abs_rel, r.error.empty() ? "" : "  error: " + r.error);
+      }
+    }
+    if (o->json) fmt::print("{}\n", nlohmann::json{{"passed", passed}, {"failed", failed}}.dump());
+    fmt::print("{} passed, {} failed\n", passed, failed);
+    status = failed ? 1 : 0;
+  });
+}
+
+}  // namespace vkattn::cli

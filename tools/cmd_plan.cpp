@@ -1,0 +1,62 @@
+// `vkattn plan text <shape> [--caps FILE] [--json]`: which variant runs a call
+// and why, for this device or any device described by a caps file.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "planner/text_planner.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::cli {
+
+void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
+  struct Opts {
+    planner::TextShape shape;
+    std::string q = "f32", kv = "f16", caps_file, variant;
+    bool json = false, strict = false;
+  };
+  auto o = std::make_shared<Opts>();
+  o->shape.num_heads = 32;
+  o->shape.num_kv_heads = 8;
+  o->shape.head_dim = 128;
+  o->shape.kv_len = 4096;
+  auto* plan = app.add_subcommand("plan", "Explain kernel selection");
+  plan->require_subcommand(1);
+  auto* text = plan->add_subcommand("text", "Text attention");
+  text->add_option("--batch", o->shape.batch, "B");
+  text->add_option("--seq-len", o->shape.seq_len, "S (1 = decode)");
+  text->add_option("--heads", o->shape.num_heads, "H");
+  text->add_option("--kv-heads", o->shape.num_kv_heads, "Hkv");
+  text->add_option("--head-dim", o->shape.head_dim, "D");
+  text->add_option("--kv-len", o->shape.kv_len, "keys per sequence");
+  text->add_option("--q-dtype", o->q, "f32 | f16 | bf16");
+  text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16");
+  text->add_option("--caps", o->caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
+  text->add_option("--variant", o->variant, "Override the choice");
+  text->add_flag("--strict", o->strict, "A rejected override is an error");
+  text->add_flag("--json", o->json, "Print JSON");
+  text->callback([o, &g, &status] {
+    o->shape.q = dtype_from_string(o->q);
+    o->shape.kv = dtype_from_string(o->kv);
+    DeviceCaps caps;
+    if (!o->caps_file.empty()) {
+      caps = load_caps_file(o->caps_file);
+    } else {
+      Context ctx(ContextOptions{g.device});
+      caps = ctx.caps();
+    }
+    PlanOptions opts;
+    opts.variant = o->variant;
+    opts.strict = o->strict;
+    auto p = planner::plan_text(caps, o->shape, opts);
+    if (o->json) {
+      fmt::print("{}\n", planner::plan_to_json(p));
+    } else {
+      fmt::print("device: {}\n", caps.name);
+      fmt::print("{}", planner::explain(p));
+    }
+    status = 0;
+  });
+}
+
+}  // namespace vkattn::cli
