@@ -2,7 +2,7 @@
 // `vkattn check` runs), one test per case.
 #include <gtest/gtest.h>
 
-#include "check/text_cases.hpp"
+#include "check/check_case.hpp"
 #include "test_context.hpp"
 
 namespace vkattn {
@@ -10,16 +10,16 @@ namespace {
 
 class TextParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-const std::vector<check::TextCase>& grid() {
-  static auto g = check::text_check_grid(testing::shared_context().caps(), check::GridSize::ci);
+const std::vector<check::CheckCase>& grid() {
+  static auto g = check::text_check_cases(testing::shared_context().caps(), check::GridSize::ci);
   return g;
 }
 
 TEST_P(TextParity, MatchesOracle) {
   const auto& c = grid().at(GetParam());
-  auto r = check::run_text_case(ctx(), c);
+  auto r = c.run(ctx(), {});
   EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << check::describe(c) << " variant " << r.variant << ": "
+  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": "
                         << reference::to_string(r.cmp, r.tol);
 }
 

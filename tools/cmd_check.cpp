@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check/text_cases.hpp"
+#include "check/check_case.hpp"
 #include "commands.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"
@@ -20,19 +20,18 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("check", "Compare every kernel with the float64 oracle on this device");
-  cmd->add_option("--family", o->family, "Op family")->check(CLI::IsMember({"text"}));
+  cmd->add_option("--family", o->family, "Op family: text, vision, audio")->check(CLI::IsMember(check::check_families()));
   cmd->add_flag("--json", o->json, "One JSON object per case, then a summary object");
   cmd->add_flag("--full", o->full, "The larger GPU grid (model-sized shapes, 64k context)");
   cmd->add_option("--filter", o->filter, "Only cases whose name contains this text");
   cmd->callback([o, &g, &status] {
     Context ctx(ContextOptions{g.device});
-    auto grid = check::text_check_grid(ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci);
+    auto grid = check::check_cases(o->family, ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci);
     int passed = 0, failed = 0;
     if (!o->json) fmt::print("device: {}\n", ctx.caps().name);
     for (const auto& c : grid) {
-      const std::string name = c.name.empty() ? check::describe(c) : c.name;
-      if (!o->filter.empty() && name.find(o->filter) == std::string::npos) continue;
-      auto r = check::run_text_case(ctx, c);
+      if (!o->filter.empty() && c.name.find(o->filter) == std::string::npos) continue;
+      auto r = c.run(ctx, {});
       (r.passed ? passed : failed)++;
       if (o->json) {
         nlohmann::json j{{"case", r.name},         {"variant", r.variant}, {"passed", r.passed},

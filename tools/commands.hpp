@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace vkattn::cli {
 
@@ -18,5 +19,11 @@ void add_devices_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_demo_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_check_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status);
+void add_run_command(CLI::App& app, GlobalOptions& g, int& status);
+
+// `vkattn run <op>` subcommands, one file each (tools/run_<op>.cpp); run_ops()
+// in tools/run_ops.cpp lists them.
+using AddRunOp = void (*)(CLI::App& run, GlobalOptions& g, int& status);
+std::vector<AddRunOp> run_ops();
 
 }  // namespace vkattn::cli

@@ -100,8 +100,10 @@ std::string describe(const TextCase& c) {
   return s;
 }
 
-CaseResult run_text_case(Context& ctx, const TextCase& c, int timed_runs, bool skip_oracle) {
-  CaseResult r;
+CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options) {
+  CheckResult r;
+  const int timed_runs = options.timed_runs;
+  const bool skip_oracle = options.skip_oracle;
   r.name = c.name.empty() ? describe(c) : c.name;
   r.tol = reference::tolerance_for(c.q, c.kv, c.out);
   try {
@@ -365,6 +367,40 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     add(c);
   }
   return grid;
+}
+
+std::vector<CheckCase> text_check_cases(const DeviceCaps& caps, GridSize size) {
+  std::vector<CheckCase> out;
+  for (auto& c : text_check_grid(caps, size)) {
+    std::string name = c.name.empty() ? describe(c) : c.name;
+    out.push_back({name, [c](Context& ctx, const RunOptions& o) { return run_text_case(ctx, c, o); }});
+  }
+  return out;
+}
+
+std::vector<CheckCase> text_demo_cases() {
+  TextCase decode;
+  decode.name = "llama3-8b decode (H32/8 D128 L4096 f16 KV)";
+  auto& p = decode.params;
+  p.num_heads = 32;
+  p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.kv_len = {4096};
+  p.kv_capacity = 4096;
+  p.start_pos = {4095};
+  p.causal = true;
+  decode.kv = DType::f16;
+  TextCase prefill = decode;
+  prefill.name = "llama3-8b prefill (S512 causal f16)";
+  prefill.params.seq_len = 512;
+  prefill.params.kv_len = {512};
+  prefill.params.kv_capacity = 512;
+  prefill.params.start_pos = {0};
+  prefill.q = prefill.kv = prefill.out = DType::f16;
+  std::vector<CheckCase> out;
+  for (auto& c : {decode, prefill})
+    out.push_back({c.name, [c](Context& ctx, const RunOptions& o) { return run_text_case(ctx, c, o); }});
+  return out;
 }
 
 }  // namespace vkattn::check

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/tolerance.hpp"
+#include "check/check_case.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/text.hpp"
 
@@ -26,24 +26,9 @@ struct TextCase {
   uint32_t seed = 1;
 };
 
-struct CaseResult {
-  std::string name;
-  std::string variant;
-  std::string reason;
-  reference::CompareResult cmp;
-  reference::Tolerance tol;
-  bool passed = false;
-  std::string error;        // an exception's message, if the case threw
-  double gpu_ms = 0.0;      // median GPU time when timed
-  double bytes_moved = 0.0; // Q, K, V (visible keys) and O
-  double flops = 0.0;       // 4 * B * H * S * L * D (halved for causal prefill)
-};
 
-// Runs one case; `timed_runs` > 0 replays the recording that many times and
-// reports the median GPU time (after 2 warm-up replays).
-CaseResult run_text_case(Context& ctx, const TextCase& c, int timed_runs = 0, bool skip_oracle = false);
 
-enum class GridSize { ci, full };
+CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options = {});
 // The parity grid: every text variant x dtype x layout x feature that the
 // device can run, sized for lavapipe in CI (`ci`) or a GPU (`full`).
 std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size);

@@ -1,0 +1,50 @@
+// The currency of `vkattn check`, `vkattn demo`, the tests and the benchmarks:
+// a named case that runs on a context and reports parity and timing.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "reference/tolerance.hpp"
+#include "vkattn/caps.hpp"
+#include "vkattn/context.hpp"
+
+namespace vkattn::check {
+
+struct CheckResult {
+  std::string name;
+  std::string variant;
+  std::string reason;          // why the planner chose the variant
+  reference::CompareResult cmp;
+  reference::Tolerance tol;
+  bool passed = false;
+  std::string error;           // an exception's message, if the case threw
+  double gpu_ms = 0.0;         // median GPU time when timed
+  double bytes_moved = 0.0;    // bytes a perfect kernel must move
+  double flops = 0.0;          // useful floating-point operations
+};
+
+struct RunOptions {
+  int timed_runs = 0;        // > 0: replay that many times (after 2 warm-ups) and report the median
+  bool skip_oracle = false;  // benchmarks of shapes too large for the CPU oracle
+};
+
+struct CheckCase {
+  std::string name;
+  std::function<CheckResult(Context&, const RunOptions&)> run;
+};
+
+enum class GridSize { ci, full };
+
+// Families: "text", "vision", "audio". Each returns the cases this device can run.
+std::vector<std::string> check_families();
+std::vector<CheckCase> check_cases(const std::string& family, const DeviceCaps& caps, GridSize size);
+// The demo's cases of a family (model-shaped, timed).
+std::vector<CheckCase> demo_cases(const std::string& family);
+
+// Per-family providers (one file each).
+std::vector<CheckCase> text_check_cases(const DeviceCaps& caps, GridSize size);
+std::vector<CheckCase> text_demo_cases();
+
+}  // namespace vkattn::check

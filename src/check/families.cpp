@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include "check/check_case.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::check {
+
+namespace {
+
+struct Family {
+  const char* name;
+  std::vector<CheckCase> (*grid)(const DeviceCaps&, GridSize);
+  std::vector<CheckCase> (*demo)();
+};
+
+const Family kFamilies[] = {
+    {"text", text_check_cases, text_demo_cases},
+};
+
+const Family& family_of(const std::string& name) {
+  for (const auto& f : kFamilies)
+    if (name == f.name) return f;
+  std::string names;
+  for (const auto& f : kFamilies) names += std::string(names.empty() ? "" : ", ") + f.name;
+  throw Error(ErrorKind::invalid_argument, fmt::format("family: expected one of {}, got '{}'", names, name));
+}
+
+}  // namespace
+
+std::vector<std::string> check_families() {
+  std::vector<std::string> out;
+  for (const auto& f : kFamilies) out.push_back(f.name);
+  return out;
+}
+
+std::vector<CheckCase> check_cases(const std::string& family, const DeviceCaps& caps, GridSize size) {
+  return family_of(family).grid(caps, size);
+}
+
+std::vector<CheckCase> demo_cases(const std::string& family) { return family_of(family).demo(); }
+
+}  // namespace vkattn::check

@@ -1,0 +1,6 @@
+# Text-attention shader modules: one source, build flavours by -D.
+# The subgroup flavour is a separate module so the base module never declares
+# a capability a device lacks.
+vkattn_shader(text_attention src/shaders/text_attention.comp)
+vkattn_shader(text_attention_subgroup src/shaders/text_attention.comp USE_SUBGROUP=1)
+vkattn_shader(text_split_reduce src/shaders/text_split_reduce.comp)
