@@ -76,20 +76,38 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     else if (caps.min_subgroup_size != caps.max_subgroup_size)
       return no("needs a fixed subgroup size (varying sizes without subgroup size control)");
   }
-  const uint32_t rows = g.rows();
-  const uint32_t limit = caps.max_shared_memory_bytes;
-  uint32_t tk = v.max_tile_keys;
-  while (tk > v.min_tile_keys && shared_bytes(rows, s.head_dim, tk) > limit) tk /= 2;
-  if (shared_bytes(rows, s.head_dim, tk) > limit)
-    return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                          shared_bytes(rows, s.head_dim, tk), s.head_dim, rows, tk, limit));
-  g.tile_keys = tk;
-  g.shared_bytes = shared_bytes(rows, s.head_dim, tk);
-  g.acc_chunks = (rows * s.head_dim / 4 + g.workgroup_size - 1) / g.workgroup_size;
+  if (v.engine == Engine::registers_online) {
+    // Subgroups of the reported size, four per workgroup; a lane holds
+    // ceil(D/4 / subgroup) vec4 slices of each query head's accumulator.
+    const uint32_t sg = caps.subgroup_size;
+    const uint32_t slices = (s.head_dim / 4 + sg - 1) / sg;
+    g.workgroup_size = std::min(4 * sg, floor_pow2(caps.max_workgroup_invocations) / sg * sg);
+    g.head_group = largest_divisor_at_most(gqa, std::max(1u, std::min(v.target_rows, 8 / slices)));
+    g.tile_keys = v.max_tile_keys;
+    g.acc_chunks = slices;
+    const uint32_t nsg = g.workgroup_size / sg;
+    g.shared_bytes = nsg * g.head_group * (s.head_dim / 4 * 16 + 8);
+    if (g.shared_bytes > caps.max_shared_memory_bytes)
+      return no(fmt::format("needs {} bytes of shared memory to merge subgroups, device has {}", g.shared_bytes,
+                            caps.max_shared_memory_bytes));
+    if (slices > 4) return no(fmt::format("needs head_dim <= {} for subgroup size {}", 16 * sg, sg));
+  } else {
+    const uint32_t rows = g.rows();
+    const uint32_t limit = caps.max_shared_memory_bytes;
+    uint32_t tk = v.max_tile_keys;
+    while (tk > v.min_tile_keys && shared_bytes(rows, s.head_dim, tk) > limit) tk /= 2;
+    if (shared_bytes(rows, s.head_dim, tk) > limit)
+      return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
+                            shared_bytes(rows, s.head_dim, tk), s.head_dim, rows, tk, limit));
+    g.tile_keys = tk;
+    g.shared_bytes = shared_bytes(rows, s.head_dim, tk);
+    g.acc_chunks = (rows * s.head_dim / 4 + g.workgroup_size - 1) / g.workgroup_size;
+  }
   if (v.kind == Kind::split) {
     const uint32_t base = s.batch * s.num_kv_heads * (gqa / g.head_group);
     const uint32_t want = (parallel_target(caps) + base - 1) / base;
-    const uint32_t max_useful = std::max(1u, s.kv_len / (2 * tk));
+    const uint32_t keys_per_step = v.engine == Engine::registers_online ? g.tile_keys * (g.workgroup_size / caps.subgroup_size) : g.tile_keys;
+    const uint32_t max_useful = std::max(1u, s.kv_len / (2 * keys_per_step));
     g.splits = std::clamp(want, 1u, std::max(1u, max_useful));
   }
   return {g, ""};
@@ -112,7 +130,10 @@ bool underfilled_long_kv(const DeviceCaps& caps, const TextShape& s, const TextG
 }
 
 constexpr Rule kRules[] = {
+    {"decode_online_split", "split_kv: heads x batch underfill the device and the KV is long; subgroups stream K/V",
+     underfilled_long_kv},
     {"decode_split", "split_kv: heads x batch underfill the device and the KV is long", underfilled_long_kv},
+    {"decode_online", "subgroup_online: subgroups stream K/V through registers", always},
     {"decode_subgroup", "subgroup_capable", always},
     {"decode_streaming", "decode_streaming_fallback", always},
     {"prefill_tiled_large", "tiled_large_capable", always},
@@ -136,6 +157,14 @@ std::string phase_override(const PlanOptions& o, Phase phase) {
 }  // namespace
 
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& s, const PlanOptions& options) {
+  // The rules divide by these; `vkattn plan` passes them unvalidated.
+  if (s.batch == 0) throw Error(ErrorKind::invalid_argument, "batch: expected >= 1, got 0");
+  if (s.seq_len == 0) throw Error(ErrorKind::invalid_argument, "seq_len: expected >= 1, got 0");
+  if (s.num_kv_heads == 0) throw Error(ErrorKind::invalid_argument, "num_kv_heads: expected >= 1, got 0");
+  if (s.num_heads == 0 || s.num_heads % s.num_kv_heads != 0)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("num_heads: expected a positive multiple of num_kv_heads ({}), got {}", s.num_kv_heads,
+                            s.num_heads));
   TextPlan plan;
   for (const auto& v : text_variants()) {
     if (v.phase != s.phase() || v.q != s.q || v.kv != s.kv) continue;

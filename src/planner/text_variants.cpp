@@ -11,6 +11,7 @@ struct Family {
   const char* name;
   Phase phase;
   Kind kind;
+  Engine engine;
   bool subgroup;
   uint32_t max_head_dim;
   uint32_t target_rows;
@@ -20,13 +21,17 @@ struct Family {
 };
 
 constexpr Family kFamilies[] = {
-    // name                      phase           kind             sg     maxD rows  tk  mintk wg
-    {"prefill_tiled_large",      Phase::prefill, Kind::tiled,     false, 64,  32,   32, 16,   128},
-    {"prefill_tiled_small",      Phase::prefill, Kind::tiled,     false, 256, 16,   32, 4,    128},
-    {"prefill_streaming",        Phase::prefill, Kind::streaming, false, 512, 1,    32, 1,    64},
-    {"decode_split",             Phase::decode,  Kind::split,     false, 512, 16,   32, 4,    128},
-    {"decode_subgroup",          Phase::decode,  Kind::streaming, true,  512, 16,   32, 4,    128},
-    {"decode_streaming",         Phase::decode,  Kind::streaming, false, 512, 16,   32, 1,    64},
+    // For registers_online, rows caps the query heads per workgroup and tk is
+    // the keys each subgroup loads per step.
+    // name                  phase           kind             engine                    sg     maxD rows tk  mintk wg
+    {"prefill_tiled_large",  Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, 64,  32,  32, 16,   128},
+    {"prefill_tiled_small",  Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, 256, 16,  32, 4,    128},
+    {"prefill_streaming",    Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, 512, 1,   32, 1,    64},
+    {"decode_online_split",  Phase::decode,  Kind::split,     Engine::registers_online, true,  512, 8,   4,  4,    128},
+    {"decode_split",         Phase::decode,  Kind::split,     Engine::shared_tiles,     false, 512, 16,  32, 4,    128},
+    {"decode_online",        Phase::decode,  Kind::streaming, Engine::registers_online, true,  512, 8,   4,  4,    128},
+    {"decode_subgroup",      Phase::decode,  Kind::streaming, Engine::shared_tiles,     true,  512, 16,  32, 4,    128},
+    {"decode_streaming",     Phase::decode,  Kind::streaming, Engine::shared_tiles,     false, 512, 16,  32, 1,    64},
 };
 
 struct DtypeCombo {
@@ -36,6 +41,11 @@ constexpr DtypeCombo kCombos[] = {
     {DType::f32, DType::f32}, {DType::f32, DType::f16},   {DType::f16, DType::f16},
     {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
 };
+
+std::string module_of(const Family& f) {
+  if (f.engine == Engine::registers_online) return "text_decode_online";
+  return f.subgroup ? "text_attention_subgroup" : "text_attention";
+}
 
 }  // namespace
 
@@ -49,9 +59,9 @@ const std::vector<TextVariant>& text_variants() {
     std::vector<TextVariant> t;
     for (const auto& f : kFamilies)
       for (const auto& c : kCombos)
-        t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, c.q, c.kv,
-                     f.subgroup, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys, f.workgroup_size,
-                     f.subgroup ? "text_attention_subgroup" : "text_attention"});
+        t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
+                     c.kv, f.subgroup, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
+                     f.workgroup_size, module_of(f)});
     return t;
   }();
   return table;

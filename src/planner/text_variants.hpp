@@ -11,7 +11,13 @@
 
 namespace vkattn::planner {
 
-// How a variant shapes its workgroups; turned into specialization constants.
+// Which kernel design a variant runs.
+enum class Engine : uint8_t {
+  shared_tiles,      // text_attention.comp: K/V tiles staged in shared memory
+  registers_online,  // text_decode_online.comp: K/V streamed into registers, subgroup online softmax
+};
+
+// How a variant spreads a call over workgroups.
 enum class Kind : uint8_t {
   streaming,    // one query position per workgroup (all GQA heads of a KV head), no split
   tiled,        // many query positions per workgroup; K/V tiles reused across them
@@ -23,6 +29,7 @@ struct TextVariant {
   std::string family;        // name without the dtype suffix
   Phase phase;
   Kind kind;
+  Engine engine;
   DType q, kv;               // accepted input dtypes (output follows Q unless asked)
   bool needs_subgroup_arithmetic;
   uint32_t max_head_dim;

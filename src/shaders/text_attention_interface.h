@@ -15,7 +15,8 @@
 #define TEXT_SC_LAYOUT 8         // TEXT_LAYOUT_*
 #define TEXT_SC_SPLIT 9          // 1: write un-normalised partials for text_split_reduce
 #define TEXT_SC_ACC_CHUNKS 10    // vec4 accumulators per invocation = ceil(rows*D/4 / WG)
-#define TEXT_SC_COUNT 11
+#define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online: lanes per subgroup (the required size)
+#define TEXT_SC_COUNT 12
 
 #define TEXT_DT_F32 0
 #define TEXT_DT_F16 1

@@ -116,6 +116,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_LAYOUT] = layout_code(p.layout);
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
+  spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
   const vk::Pipeline& pipeline =
       rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);

@@ -1,0 +1,226 @@
+#version 450
+// Decode attention that streams K/V straight from memory into registers: no
+// shared-memory tiles, one online softmax per subgroup over its keys.
+//
+// A workgroup owns HEAD_GROUP query heads that share one KV head (one query
+// position) and one KV split. Each subgroup takes blocks of TILE_KEYS keys in
+// turn; its lanes split the head dimension, so a K or V row is read by one
+// subgroup in one coalesced sweep. Per block:
+//   step 1: every lane loads its slice of TILE_KEYS K and V rows (independent
+//           loads in flight together);
+//   step 2: partial dot products, summed across lanes (subgroupAdd) -> scores;
+//   step 3: online softmax update (running max m, running sum l, rescaled acc).
+// At the end the subgroups' (m, l, acc) are merged through shared memory, and
+// the result is written (or, with SPLIT, left for text_split_reduce.comp).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+#include "text_attention_interface.h"
+#include "text_common.glsl"
+
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;
+layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;
+layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
+layout(constant_id = TEXT_SC_TILE_KEYS) const uint KB = 4;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
+
+layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
+
+layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
+layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf4 { uvec4 k_words4[]; };
+layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf2 { uvec2 k_words2[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf4 { uvec4 v_words4[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf2 { uvec2 v_words2[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
+layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
+layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
+layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
+layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+
+const uint D4 = D / 4;
+const uint CPL = (D4 + SG - 1) / SG;  // vec4 slices per lane
+const uint NSG = WG / SG;             // subgroups per workgroup
+const uint INVALID_POS = 0xffffffffu;
+const float NEG_INF = -1.0 / 0.0;
+
+shared float merge_m[NSG * HEAD_GROUP];
+shared float merge_l[NSG * HEAD_GROUP];
+shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
+
+// vec4 slice `c` (in units of 4 elements) of the row starting at element `row_elem`.
+vec4 load_slice(bool is_k, uint row_elem, uint c) {
+  uint e = row_elem + 4u * c;
+  if (KV_TYPE == TEXT_DT_F32) return uintBitsToFloat(is_k ? k_words4[e / 4u] : v_words4[e / 4u]);
+  uvec2 w = is_k ? k_words2[e / 4u] : v_words2[e / 4u];
+  if (KV_TYPE == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
+}
+
+// First element of key slot `pos`, or INVALID_POS behind an out-of-range page.
+uint kv_row_elem(uint b, uint kvh, uint pos) {
+  uint row;
+  if (LAYOUT == TEXT_LAYOUT_PAGED) {
+    uint page = page_table[b * pc.max_pages + pos / pc.capacity];
+    if (page >= pc.num_pages) return INVALID_POS;
+    row = page * pc.capacity + pos % pc.capacity;
+  } else {
+    row = b * pc.capacity + (LAYOUT == TEXT_LAYOUT_RING ? pos % pc.capacity : pos);
+  }
+  return (row * pc.num_kv_heads + kvh) * D;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint sg = gl_SubgroupID;
+  const uint qi = gl_WorkGroupID.x;
+  const uint groups_per_kv = (pc.num_heads / pc.num_kv_heads) / HEAD_GROUP;
+  const uint kvh = gl_WorkGroupID.y / groups_per_kv;
+  const uint head0 = kvh * (pc.num_heads / pc.num_kv_heads) + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
+  const uint b = gl_WorkGroupID.z / pc.num_splits;
+  const uint split = gl_WorkGroupID.z % pc.num_splits;
+  if (b >= pc.batch || qi >= pc.seq_len || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
+
+  uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
+  const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
+  uint key_limit;
+  if (LAYOUT == TEXT_LAYOUT_RING) key_limit = pc.capacity;
+  else {
+    uint slots = LAYOUT == TEXT_LAYOUT_PAGED ? pc.max_pages * pc.capacity : pc.capacity;
+    key_limit = kv_start >= slots ? 0u : slots - kv_start;
+  }
+  kv_len = min(kv_len, key_limit);
+  const uint qpos = start_pos + qi;
+
+  int j_lo = 0;
+  int j_hi = int(kv_len);
+  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u) j_hi = min(j_hi, int(qpos) + 1 - int(kv_start));
+  if (pc.window > 0u) j_lo = max(j_lo, int(qpos) - int(pc.window) + 1 - int(kv_start));
+  if (SPLIT != 0u) {
+    int span = max(j_hi - j_lo, 0);
+    int chunk = (span + int(pc.num_splits) - 1) / int(pc.num_splits);
+    int lo = j_lo + int(split) * chunk;
+    j_hi = min(j_hi, lo + chunk);
+    j_lo = lo;
+  }
+
+  // Q rows in registers, pre-scaled.
+  vec4 q[HEAD_GROUP][CPL];
+  [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+    uint row = ((b * pc.seq_len + qi) * pc.num_heads + head0 + g) * D;
+    [[unroll]] for (uint c = 0; c < CPL; ++c) {
+      uint ci = lane + c * SG;
+      vec4 v = vec4(0.0);
+      if (ci < D4) {
+        uint e = row + 4u * ci;
+        if (Q_TYPE == TEXT_DT_F32) {
+          v = uintBitsToFloat(q_words[e / 4u]);
+        } else {
+          vec4 lo, hi;
+          unpack_words(Q_TYPE, q_words[e / 8u], lo, hi);
+          v = (e % 8u) == 0u ? lo : hi;
+        }
+      }
+      q[g][c] = v * pc.scale;
+    }
+  }
+
+  float m[HEAD_GROUP];
+  float l[HEAD_GROUP];
+  vec4 acc[HEAD_GROUP][CPL];
+  [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+    m[g] = NEG_INF;
+    l[g] = 0.0;
+    [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] = vec4(0.0);
+  }
+
+  for (int j0 = j_lo + int(sg * KB); j0 < j_hi; j0 += int(NSG * KB)) {
+    // Step 1: loads for the whole block.
+    vec4 kr[KB][CPL];
+    vec4 vr[KB][CPL];
+    bool ok[KB];
+    [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
+      int j = j0 + int(kk);
+      uint base = j < j_hi ? kv_row_elem(b, kvh, kv_start + uint(j)) : INVALID_POS;
+      ok[kk] = base != INVALID_POS;
+      [[unroll]] for (uint c = 0; c < CPL; ++c) {
+        uint ci = lane + c * SG;
+        bool in_row = ok[kk] && ci < D4;
+        kr[kk][c] = in_row ? load_slice(true, base, ci) : vec4(0.0);
+        vr[kk][c] = in_row ? load_slice(false, base, ci) : vec4(0.0);
+      }
+    }
+    // Steps 2 and 3 per query head.
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+      float s[KB];
+      float m_new = m[g];
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
+        float part = 0.0;
+        [[unroll]] for (uint c = 0; c < CPL; ++c) part += dot(q[g][c], kr[kk][c]);
+        float sc = subgroupAdd(part);
+        if (pc.softcap > 0.0) sc = pc.softcap * tanh(sc / pc.softcap);
+        s[kk] = ok[kk] ? sc : NEG_INF;
+        m_new = max(m_new, s[kk]);
+      }
+      float alpha = m_new == NEG_INF ? 1.0 : exp(m[g] - m_new);
+      float sum = 0.0;
+      [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] *= alpha;
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
+        float p = m_new == NEG_INF ? 0.0 : exp(s[kk] - m_new);
+        sum += p;
+        [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] += p * vr[kk][c];
+      }
+      l[g] = l[g] * alpha + sum;
+      m[g] = m_new;
+    }
+  }
+
+  // Merge the subgroups.
+  [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+    if (lane == 0u) {
+      merge_m[sg * HEAD_GROUP + g] = m[g];
+      merge_l[sg * HEAD_GROUP + g] = l[g];
+    }
+    [[unroll]] for (uint c = 0; c < CPL; ++c) {
+      uint ci = lane + c * SG;
+      if (ci < D4) merge_acc[(sg * HEAD_GROUP + g) * D4 + ci] = acc[g][c];
+    }
+  }
+  barrier();
+  for (uint e = tid; e < HEAD_GROUP * D4; e += WG) {
+    uint g = e / D4, ci = e % D4;
+    float mm = NEG_INF;
+    for (uint s = 0; s < NSG; ++s) mm = max(mm, merge_m[s * HEAD_GROUP + g]);
+    float ll = 0.0;
+    vec4 o = vec4(0.0);
+    if (mm != NEG_INF) {
+      for (uint s = 0; s < NSG; ++s) {
+        float w = exp(merge_m[s * HEAD_GROUP + g] - mm);
+        ll += merge_l[s * HEAD_GROUP + g] * w;
+        o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * w;
+      }
+    }
+    uint h = head0 + g;
+    if (SPLIT != 0u) {
+      uint row = ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
+      partial_o[row * D4 + ci] = o;
+      if (ci == 0u) partial_ml[row] = vec2(mm, ll);
+    } else {
+      o = ll > 0.0 ? o / ll : vec4(0.0);
+      uint chunk = ((b * pc.seq_len + qi) * pc.num_heads + h) * D4 + ci;
+      uvec4 w = pack_vec4(O_TYPE, o);
+      if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
+      else o_words2[chunk] = w.xy;
+    }
+  }
+}
