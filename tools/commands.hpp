@@ -20,6 +20,7 @@ void add_demo_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_check_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_run_command(CLI::App& app, GlobalOptions& g, int& status);
+void add_bench_command(CLI::App& app, GlobalOptions& g, int& status);
 
 // `vkattn run <op>` subcommands, one file each (tools/run_<op>.cpp); run_ops()
 // in tools/run_ops.cpp lists them.

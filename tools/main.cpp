@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   vkattn::cli::add_check_command(app, g, status);
   vkattn::cli::add_plan_command(app, g, status);
   vkattn::cli::add_run_command(app, g, status);
+  vkattn::cli::add_bench_command(app, g, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
