@@ -1,0 +1,584 @@
+// The text planner on synthetic devices, no GPU: every selection rule, every
+// override path, explain() and plan_to_json().
+//
+// The case that selects each variant family (checklist):
+//   decode_online_split  NVIDIA H200, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
+//   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe D256 (past 16 x subgroup 8)
+//   decode_online        lavapipe, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32 (fills the device)
+//   decode_subgroup      lavapipe, B1 H8/8 D256 L16 (registers_online takes D <= 16 x subgroup size)
+//   decode_streaming     no-subgroup device, B32 H32/8 D128 L4096; 16 KiB device D512; 4 KiB device D256
+//   prefill_tiled_large  lavapipe, B1 S128 H8/8 D64
+//   prefill_tiled_small  lavapipe, B1 S128 H8/8 D128 (and D256)
+//   prefill_streaming    lavapipe D384 (past tiled_small's 256), 16 KiB device D256 (tiles do not fit)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "planner/text_planner.hpp"
+#include "planner/text_variants.hpp"
+#include "vkattn/caps.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::planner {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+DeviceCaps lavapipe() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/lavapipe.json"); }
+DeviceCaps nvidia() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/nvidia-h200.json"); }
+
+DeviceCaps amd_like() {
+  DeviceCaps c;
+  c.name = "AMD-like (wave64)";
+  c.type = "discrete";
+  c.vendor = "amd";
+  c.subgroup_size = 64;
+  c.min_subgroup_size = 32;
+  c.max_subgroup_size = 64;
+  c.subgroup_size_control = true;
+  c.subgroup_basic = c.subgroup_arithmetic = c.subgroup_shuffle = c.subgroup_ballot = true;
+  c.shader_float16 = c.storage_16bit = true;
+  c.max_shared_memory_bytes = 65536;
+  c.max_workgroup_invocations = 1024;
+  c.compute_units = 96;
+  return c;
+}
+
+DeviceCaps no_subgroup() {
+  DeviceCaps c;
+  c.name = "no-subgroup";
+  c.type = "integrated";
+  c.subgroup_size = 32;
+  c.min_subgroup_size = c.max_subgroup_size = 32;
+  c.subgroup_basic = true;  // basic only: no arithmetic
+  c.max_shared_memory_bytes = 32768;
+  c.max_workgroup_invocations = 256;
+  c.compute_units = 24;
+  return c;
+}
+
+// An older mobile-class GPU: 16 KiB of shared memory, no subgroup arithmetic.
+DeviceCaps small_shared() {
+  DeviceCaps c;
+  c.name = "small-shared (16 KiB)";
+  c.type = "integrated";
+  c.subgroup_size = 32;
+  c.min_subgroup_size = c.max_subgroup_size = 32;
+  c.subgroup_basic = true;
+  c.max_shared_memory_bytes = 16384;
+  c.max_workgroup_invocations = 256;
+  c.compute_units = 16;
+  return c;
+}
+
+TextShape decode(uint32_t b, uint32_t h, uint32_t hkv, uint32_t d, uint32_t l, DType q = DType::f32,
+                 DType kv = DType::f32) {
+  TextShape s;
+  s.batch = b;
+  s.seq_len = 1;
+  s.num_heads = h;
+  s.num_kv_heads = hkv;
+  s.head_dim = d;
+  s.kv_len = l;
+  s.q = q;
+  s.kv = kv;
+  return s;
+}
+
+TextShape prefill(uint32_t s_len, uint32_t h, uint32_t hkv, uint32_t d, DType q = DType::f32, DType kv = DType::f32) {
+  TextShape s = decode(1, h, hkv, d, s_len, q, kv);
+  s.seq_len = s_len;
+  return s;
+}
+
+const PlanCandidate& candidate(const TextPlan& p, const std::string& name) {
+  for (const auto& c : p.candidates)
+    if (c.variant == name) return c;
+  ADD_FAILURE() << "no candidate " << name;
+  static PlanCandidate none;
+  return none;
+}
+
+template <class F>
+Error expect_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected vkattn::Error";
+  return Error(ErrorKind::vulkan, "none thrown");
+}
+
+// ---- the devices themselves -------------------------------------------------
+
+TEST(PlannerCaps, ShippedCapsFilesDescribeTheRealDevices) {
+  const DeviceCaps lp = lavapipe(), nv = nvidia();
+  EXPECT_EQ(lp.type, "cpu");
+  EXPECT_EQ(lp.subgroup_size, 8u);
+  EXPECT_EQ(lp.max_shared_memory_bytes, 32768u);
+  EXPECT_EQ(lp.compute_units, 0u);
+  EXPECT_EQ(nv.name, "NVIDIA H200");
+  EXPECT_EQ(nv.subgroup_size, 32u);
+  EXPECT_EQ(nv.max_shared_memory_bytes, 49152u);
+  EXPECT_EQ(nv.compute_units, 132u);
+  EXPECT_TRUE(nv.has_coop_shape(16, 16, 16, "f16", "f32"));
+}
+
+TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
+  std::set<std::string> names;
+  for (const auto& v : text_variants()) {
+    EXPECT_TRUE(names.insert(v.name).second) << "duplicate " << v.name;
+    EXPECT_EQ(v.name, v.family + "_" + dtype_suffix(v.q, v.kv));
+    EXPECT_EQ(find_text_variant(v.name), &v);
+    EXPECT_EQ(v.phase == Phase::prefill, v.family.rfind("prefill_", 0) == 0) << v.name;
+  }
+  for (const char* fam : {"prefill_tiled_large", "prefill_tiled_small", "prefill_streaming", "decode_online_split",
+                          "decode_split", "decode_online", "decode_subgroup", "decode_streaming"})
+    for (const char* sfx : {"f32", "f16kv", "f16", "bf16kv", "bf16"})
+      EXPECT_TRUE(names.count(std::string(fam) + "_" + sfx)) << fam << "_" << sfx;
+  EXPECT_EQ(find_text_variant("nosuch"), nullptr);
+  EXPECT_EQ(dtype_suffix(DType::f32, DType::f16), "f16kv");
+  EXPECT_EQ(dtype_suffix(DType::bf16, DType::bf16), "bf16");
+}
+
+// ---- decode rules ---------------------------------------------------------
+
+// Selects decode_online_split: NVIDIA H200, Llama-3-8B decode, one sequence.
+TEST(PlannerRules, SplitKvForUnderfilledLongDecodeOnNvidia) {
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
+  EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
+  EXPECT_THAT(p.reason, StartsWith("split_kv"));
+  // 8 workgroups (8 KV heads, 4 query heads each) vs 2 x 132 SMs: ceil(264 / 8) = 33 splits.
+  EXPECT_EQ(p.geometry.head_group, 4u);
+  EXPECT_EQ(p.geometry.splits, 33u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_TRUE(candidate(p, "decode_split_f16kv").eligible);
+}
+
+// Selects decode_online_split on lavapipe (unknown compute units: target 64 workgroups).
+TEST(PlannerRules, SplitKvOnLavapipeUsesDefaultParallelTarget) {
+  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096));
+  EXPECT_EQ(p.variant->name, "decode_online_split_f32");
+  EXPECT_THAT(p.reason, StartsWith("split_kv"));
+  EXPECT_EQ(p.geometry.splits, 64u / (8 * (4 / p.geometry.head_group)));
+  EXPECT_GE(p.geometry.splits, 2u);
+}
+
+// The split threshold: two steps of keys per split. H8/8 D64 on lavapipe.
+TEST(PlannerRules, SplitNeedsTwoStepsOfKeysPerSplit) {
+  auto shorter = plan_text(lavapipe(), decode(1, 8, 8, 64, 63));
+  EXPECT_EQ(shorter.variant->name, "decode_online_f32");
+  EXPECT_EQ(shorter.geometry.splits, 1u);
+  auto longer = plan_text(lavapipe(), decode(1, 8, 8, 64, 64));
+  EXPECT_EQ(longer.variant->name, "decode_online_split_f32");
+  EXPECT_EQ(longer.geometry.splits, 2u);
+}
+
+// Selects decode_split: a device without subgroup arithmetic, underfilled and long.
+TEST(PlannerRules, SharedTileSplitWithoutSubgroupOps) {
+  auto p = plan_text(no_subgroup(), decode(1, 32, 8, 128, 4096));
+  EXPECT_EQ(p.variant->name, "decode_split_f32");
+  EXPECT_EQ(p.reason, "split_kv: heads x batch underfill the device and the KV is long");
+  EXPECT_EQ(p.geometry.splits, 6u);  // 8 workgroups vs 2 x 24 compute units
+  EXPECT_EQ(candidate(p, "decode_online_split_f32").why,
+            "needs subgroup arithmetic in compute shaders, device has none");
+}
+
+// Selects decode_split on lavapipe: D256 is past registers_online's 16 x subgroup size.
+TEST(PlannerRules, SharedTileSplitPastRegisterHeadDims) {
+  auto p = plan_text(lavapipe(), decode(1, 8, 8, 256, 4096));
+  EXPECT_EQ(p.variant->name, "decode_split_f32");
+  EXPECT_EQ(candidate(p, "decode_online_split_f32").why, "needs head_dim <= 128 for subgroup size 8");
+  EXPECT_THAT(plan_text(nvidia(), decode(1, 8, 8, 256, 4096)).variant->name, StartsWith("decode_online_split"));
+}
+
+// Selects decode_online: lavapipe, KV too short to split.
+TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
+  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 16));
+  EXPECT_EQ(p.variant->name, "decode_online_f32");
+  EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
+  EXPECT_EQ(p.geometry.splits, 1u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 8u);
+  EXPECT_EQ(p.geometry.workgroup_size % 8, 0u);
+}
+
+// Selects decode_online: enough sequences fill the device, however long the KV.
+TEST(PlannerRules, SubgroupOnlineWhenBatchFillsTheDevice) {
+  auto lp = plan_text(lavapipe(), decode(16, 32, 8, 128, 4096));
+  EXPECT_EQ(lp.variant->name, "decode_online_f32");
+  auto nv = plan_text(nvidia(), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));  // 512 >= 264
+  EXPECT_EQ(nv.variant->name, "decode_online_f16");
+  EXPECT_EQ(nv.geometry.required_subgroup_size, 32u);
+  auto nv_few = plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16));  // 256 < 264
+  EXPECT_EQ(nv_few.variant->name, "decode_online_split_f16");
+  EXPECT_EQ(nv_few.geometry.splits, 2u);
+}
+
+// Selects decode_online on the AMD-like device with a wave64 requirement.
+TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
+  auto p = plan_text(amd_like(), decode(32, 32, 8, 128, 4096, DType::f32, DType::bf16));  // 256 >= 192
+  EXPECT_EQ(p.variant->name, "decode_online_bf16kv");
+  EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
+  EXPECT_EQ(p.geometry.required_subgroup_size, 64u);
+  EXPECT_EQ(p.geometry.workgroup_size % 64, 0u);
+  auto under = plan_text(amd_like(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
+  EXPECT_EQ(under.variant->name, "decode_online_split_bf16kv");
+  EXPECT_EQ(under.geometry.splits, 24u);  // ceil(2 x 96 / 8)
+  EXPECT_EQ(under.geometry.required_subgroup_size, 64u);
+}
+
+// Selects decode_subgroup: lavapipe D256 (registers_online stops at 16 x 8), short KV.
+TEST(PlannerRules, SubgroupCapableWhenRegistersCannotHoldTheRow) {
+  auto p = plan_text(lavapipe(), decode(1, 8, 8, 256, 16));
+  EXPECT_EQ(p.variant->name, "decode_subgroup_f32");
+  EXPECT_EQ(p.reason, "subgroup_capable");
+  EXPECT_EQ(p.geometry.required_subgroup_size, 8u);
+  EXPECT_EQ(p.geometry.tile_keys, 8u);  // 16 keys of D256 need 34192 B > 32768 B
+  EXPECT_FALSE(candidate(p, "decode_online_f32").eligible);
+}
+
+// Selects decode_streaming: varying subgroup sizes without size control.
+TEST(PlannerRules, VaryingSubgroupSizeWithoutControlFallsBackToStreaming) {
+  DeviceCaps c = amd_like();
+  c.subgroup_size_control = false;
+  auto p = plan_text(c, decode(32, 32, 8, 128, 4096));
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(p.reason, "decode_streaming_fallback");
+  for (const char* v : {"decode_subgroup_f32", "decode_online_f32", "decode_online_split_f32"}) {
+    EXPECT_THAT(candidate(p, v).why, HasSubstr("needs a fixed subgroup size")) << v;
+    EXPECT_FALSE(candidate(p, v).eligible) << v;
+  }
+}
+
+// Selects decode_streaming: a device without subgroup arithmetic, batch filling it.
+TEST(PlannerRules, DecodeStreamingFallbackWithoutSubgroupOps) {
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096));  // 256 workgroups >= 48
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(p.reason, "decode_streaming_fallback");
+  EXPECT_EQ(p.geometry.required_subgroup_size, 0u);
+  EXPECT_EQ(candidate(p, "decode_subgroup_f32").why, "needs subgroup arithmetic in compute shaders, device has none");
+  EXPECT_EQ(candidate(p, "decode_online_f32").why, "needs subgroup arithmetic in compute shaders, device has none");
+  EXPECT_TRUE(candidate(p, "decode_split_f32").eligible);
+  EXPECT_TRUE(candidate(p, "decode_streaming_f32").eligible);
+}
+
+TEST(PlannerRules, SubgroupSizeThatDoesNotDivideTheWorkgroupIsIneligible) {
+  DeviceCaps c = no_subgroup();
+  c.subgroup_arithmetic = true;
+  c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 256;
+  auto p = plan_text(c, decode(32, 32, 8, 128, 64));
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_THAT(candidate(p, "decode_subgroup_f32").why, HasSubstr("subgroup size 256 does not divide 128"));
+}
+
+// Selects decode_streaming on the 16 KiB device: D512 rows fit only with 1-key tiles.
+TEST(PlannerRules, DecodeStreamingWhenSharedMemoryTooSmallForTiles) {
+  auto p = plan_text(small_shared(), decode(1, 4, 4, 512, 4096));
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(p.reason, "decode_streaming_fallback");
+  EXPECT_THAT(candidate(p, "decode_split_f32").why, HasSubstr("bytes of shared memory"));
+  EXPECT_THAT(candidate(p, "decode_split_f32").why, HasSubstr("device has 16384"));
+  EXPECT_LE(p.geometry.shared_bytes, 16384u);
+  EXPECT_EQ(p.geometry.tile_keys, 2u);
+}
+
+// Selects decode_streaming on a 4 KiB device with subgroups: merging four
+// subgroups' D256 rows needs 4128 B, the shared-tile variants more.
+TEST(PlannerRules, RegistersOnlineNeedsSharedMemoryToMerge) {
+  DeviceCaps c = amd_like();
+  c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
+  c.max_shared_memory_bytes = 4096;
+  auto p = plan_text(c, decode(64, 8, 8, 256, 4096));
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(candidate(p, "decode_online_f32").why, "needs 4128 bytes of shared memory to merge subgroups, device has 4096");
+  EXPECT_THAT(candidate(p, "decode_subgroup_f32").why, HasSubstr("device has 4096"));
+}
+
+TEST(PlannerRules, WorkgroupShrinksToDeviceLimit) {
+  DeviceCaps c = no_subgroup();
+  c.max_workgroup_invocations = 96;  // not a power of two: 64
+  auto p = plan_text(c, decode(32, 32, 8, 128, 64));
+  EXPECT_EQ(p.geometry.workgroup_size, 64u);
+}
+
+// ---- prefill rules ----------------------------------------------------------
+
+// Selects prefill_tiled_large: lavapipe, D64.
+TEST(PlannerRules, TiledLargeForHeadDimUpTo64) {
+  auto p = plan_text(lavapipe(), prefill(128, 8, 8, 64));
+  EXPECT_EQ(p.variant->name, "prefill_tiled_large_f32");
+  EXPECT_EQ(p.reason, "tiled_large_capable");
+  EXPECT_EQ(p.geometry.q_pos, 32u);
+  EXPECT_EQ(p.geometry.rows(), 32u);
+  // Short prompts get no more query positions than they have.
+  EXPECT_EQ(plan_text(lavapipe(), prefill(5, 8, 8, 64)).geometry.q_pos, 8u);
+  // GQA heads share the workgroup's rows: 4 heads x 8 positions.
+  auto gqa = plan_text(lavapipe(), prefill(128, 8, 2, 64));
+  EXPECT_EQ(gqa.geometry.head_group, 4u);
+  EXPECT_EQ(gqa.geometry.q_pos, 8u);
+}
+
+// Selects prefill_tiled_small: lavapipe, D128 and D256.
+TEST(PlannerRules, TiledSmallForHeadDimUpTo256) {
+  auto p = plan_text(lavapipe(), prefill(128, 8, 8, 128, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16");
+  EXPECT_EQ(p.reason, "tiled_small_capable");
+  EXPECT_EQ(candidate(p, "prefill_tiled_large_f16").why, "needs head_dim <= 64, got 128");
+  EXPECT_EQ(plan_text(lavapipe(), prefill(128, 8, 8, 256)).variant->name, "prefill_tiled_small_f32");
+}
+
+// Selects prefill_streaming: lavapipe, D384 is past tiled_small's limit.
+TEST(PlannerRules, StreamingFallbackPastTiledHeadDims) {
+  auto p = plan_text(lavapipe(), prefill(128, 8, 8, 384, DType::bf16, DType::bf16));
+  EXPECT_EQ(p.variant->name, "prefill_streaming_bf16");
+  EXPECT_EQ(p.reason, "streaming_fallback");
+  EXPECT_EQ(candidate(p, "prefill_tiled_small_bf16").why, "needs head_dim <= 256, got 384");
+}
+
+// Selects prefill_streaming: 16 KiB of shared memory cannot hold D256 tiles;
+// the same shape on lavapipe (32 KiB) runs tiled_small.
+TEST(PlannerRules, StreamingFallbackWhenSharedMemoryTooSmall) {
+  auto p = plan_text(small_shared(), prefill(128, 8, 8, 256));
+  EXPECT_EQ(p.variant->name, "prefill_streaming_f32");
+  EXPECT_EQ(p.reason, "streaming_fallback");
+  EXPECT_THAT(candidate(p, "prefill_tiled_small_f32").why, HasSubstr("device has 16384"));
+  EXPECT_EQ(p.geometry.tile_keys, 4u);
+  // D64: tiled_large's 32 rows need 19264 B, so tiled_small takes it.
+  auto d64 = plan_text(small_shared(), prefill(128, 8, 8, 64));
+  EXPECT_EQ(d64.variant->name, "prefill_tiled_small_f32");
+  EXPECT_THAT(candidate(d64, "prefill_tiled_large_f32").why, HasSubstr("needs 19264 bytes of shared memory"));
+}
+
+TEST(PlannerRules, CandidatesAreTheRowsOfThePhaseAndDtypes) {
+  auto p = plan_text(lavapipe(), decode(1, 8, 8, 64, 100, DType::f32, DType::f16));
+  std::vector<std::string> want;
+  for (const auto& v : text_variants())
+    if (v.phase == Phase::decode && v.q == DType::f32 && v.kv == DType::f16) want.push_back(v.name);
+  ASSERT_EQ(p.candidates.size(), want.size());
+  ASSERT_GE(want.size(), 5u);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(p.candidates[i].variant, want[i]);
+    EXPECT_THAT(want[i], ::testing::EndsWith("_f16kv"));
+  }
+  auto q = plan_text(lavapipe(), prefill(100, 8, 8, 64, DType::f32, DType::f16));
+  ASSERT_EQ(q.candidates.size(), 3u);
+  for (const auto& c : q.candidates) EXPECT_THAT(c.variant, StartsWith("prefill_"));
+}
+
+TEST(PlannerRules, HeadDimNotMultipleOf8HasNoVariant) {
+  Error e = expect_error([] { plan_text(lavapipe(), decode(1, 8, 8, 12, 100)); });
+  EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  EXPECT_THAT(e.what(), HasSubstr("no variant can run head_dim 12"));
+  EXPECT_THAT(e.what(), HasSubstr("needs head_dim a multiple of 8, got 12"));
+  EXPECT_THAT(e.what(), HasSubstr("llvmpipe"));
+  Error big = expect_error([] { plan_text(lavapipe(), prefill(16, 8, 8, 520)); });
+  EXPECT_THAT(big.what(), HasSubstr("needs head_dim <= 512, got 520"));
+}
+
+TEST(PlannerRules, BadShapeIsAnInvalidArgumentNotACrash) {
+  Error e = expect_error([] { plan_text(lavapipe(), decode(1, 8, 0, 64, 100)); });
+  EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(e.what(), HasSubstr("num_kv_heads: expected >= 1, got 0"));
+  Error g = expect_error([] { plan_text(lavapipe(), decode(1, 6, 4, 64, 100)); });
+  EXPECT_EQ(g.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(g.what(), HasSubstr("num_heads: expected a positive multiple of num_kv_heads (4), got 6"));
+  Error b = expect_error([] { plan_text(lavapipe(), decode(0, 8, 8, 64, 100)); });
+  EXPECT_THAT(b.what(), HasSubstr("batch: expected >= 1, got 0"));
+}
+
+// ---- overrides --------------------------------------------------------------
+
+TEST(PlannerOverride, ForcedEligibleVariantWins) {
+  PlanOptions o;
+  o.variant = "decode_streaming_f32";
+  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), o);  // the rules would split
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(p.reason, "override");
+  EXPECT_TRUE(p.warnings.empty());
+  o.strict = true;
+  EXPECT_EQ(plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), o).variant->name, "decode_streaming_f32");
+}
+
+TEST(PlannerOverride, IneligibleNonStrictFallsBackWithOneWarning) {
+  PlanOptions o;
+  o.variant = "decode_subgroup_f32";
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096), o);
+  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_THAT(p.reason, StartsWith("override_fallback"));
+  EXPECT_EQ(p.reason, "override_fallback: decode_streaming_fallback");
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_THAT(p.warnings[0], HasSubstr("'decode_subgroup_f32' rejected: needs subgroup arithmetic"));
+  EXPECT_THAT(p.warnings[0], HasSubstr("falling back"));
+}
+
+TEST(PlannerOverride, IneligibleStrictThrowsNamingVariantAndReason) {
+  PlanOptions o;
+  o.variant = "decode_subgroup_f32";
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096), o); });
+  EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  EXPECT_THAT(e.what(), HasSubstr("decode_subgroup_f32"));
+  EXPECT_THAT(e.what(), HasSubstr("needs subgroup arithmetic in compute shaders, device has none"));
+}
+
+TEST(PlannerOverride, UnknownVariantName) {
+  PlanOptions o;
+  o.variant = "nosuch";
+  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 16), o);
+  EXPECT_EQ(p.variant->name, "decode_online_f32");
+  EXPECT_THAT(p.reason, StartsWith("override_fallback: subgroup_online"));
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_THAT(p.warnings[0], HasSubstr("got 'nosuch'"));
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(lavapipe(), decode(1, 32, 8, 128, 16), o); });
+  EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(e.what(), HasSubstr("variant: expected a text variant name"));
+  EXPECT_THAT(e.what(), HasSubstr("'nosuch'"));
+}
+
+TEST(PlannerOverride, DtypeMismatchedOverrideIsRejected) {
+  PlanOptions o;
+  o.variant = "decode_split_f16";
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
+  EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  EXPECT_THAT(e.what(), HasSubstr("'decode_split_f16' rejected: takes Q=f16 KV=f16, call has Q=f32 KV=f16"));
+  o.strict = false;
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o);
+  EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
+  EXPECT_EQ(p.warnings.size(), 1u);
+}
+
+TEST(PlannerOverride, PhaseMismatchedOverrideIsRejected) {
+  PlanOptions o;
+  o.variant = "prefill_tiled_large_f32";
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(lavapipe(), decode(1, 8, 8, 64, 100), o); });
+  EXPECT_THAT(e.what(), HasSubstr("'prefill_tiled_large_f32' rejected: prefill-only, call is decode"));
+}
+
+TEST(PlannerOverride, ForcedVariantHeadDimLimit) {
+  PlanOptions o;
+  o.variant = "prefill_tiled_large_f32";
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(lavapipe(), prefill(128, 8, 8, 128), o); });
+  EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  EXPECT_THAT(e.what(), HasSubstr("'prefill_tiled_large_f32' rejected: needs head_dim <= 64, got 128"));
+}
+
+TEST(PlannerOverride, KernelPathByPhase) {
+  PlanOptions o;
+  o.path = {{Phase::prefill, {}, "prefill_streaming_f32"}, {Phase::decode, {}, "decode_streaming_f32"}};
+  auto d = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), o);
+  EXPECT_EQ(d.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(d.reason, "override");
+  auto p = plan_text(lavapipe(), prefill(128, 8, 8, 64), o);
+  EXPECT_EQ(p.variant->name, "prefill_streaming_f32");
+  EXPECT_EQ(p.reason, "override");
+  // A path for the other phase only leaves this call to the rules.
+  PlanOptions prefill_only;
+  prefill_only.path = {{Phase::prefill, {}, "prefill_streaming_f32"}};
+  auto d2 = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), prefill_only);
+  EXPECT_EQ(d2.variant->name, "decode_online_split_f32");
+  EXPECT_THAT(d2.reason, StartsWith("split_kv"));
+  EXPECT_TRUE(d2.warnings.empty());
+}
+
+TEST(PlannerOverride, KernelPathByLayer) {
+  PlanOptions o;
+  o.path = {{Phase::decode, {1, 3}, "decode_streaming_f32"}, {Phase::decode, {}, "decode_subgroup_f32"}};
+  const TextShape s = decode(1, 32, 8, 128, 4096);
+  o.layer = 3;
+  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_streaming_f32");
+  o.layer = 1;
+  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_streaming_f32");
+  o.layer = 2;  // not in {1, 3}: the catch-all entry
+  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_subgroup_f32");
+  // Without the catch-all, an unlisted layer goes to the rules.
+  o.path.pop_back();
+  auto p = plan_text(lavapipe(), s, o);
+  EXPECT_EQ(p.variant->name, "decode_online_split_f32");
+  EXPECT_THAT(p.reason, StartsWith("split_kv"));
+}
+
+TEST(PlannerOverride, ForcedVariantWinsOverPath) {
+  PlanOptions o;
+  o.variant = "decode_subgroup_f32";
+  o.path = {{Phase::decode, {}, "decode_streaming_f32"}};
+  EXPECT_EQ(plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), o).variant->name, "decode_subgroup_f32");
+}
+
+TEST(PlannerOverride, PathEntryIneligibleStrictThrows) {
+  PlanOptions o;
+  o.path = {{Phase::decode, {0}, "decode_subgroup_f32"}};
+  o.strict = true;
+  Error e = expect_error([&] { plan_text(no_subgroup(), decode(32, 32, 8, 128, 64), o); });
+  EXPECT_THAT(e.what(), HasSubstr("decode_subgroup_f32"));
+  o.layer = 7;  // entry does not match: the rules decide, no error
+  EXPECT_EQ(plan_text(no_subgroup(), decode(32, 32, 8, 128, 64), o).variant->name, "decode_streaming_f32");
+}
+
+TEST(PlannerOverride, AdaptiveSwapOfStreamingPrefillOnShortPrompts) {
+  PlanOptions o;
+  o.variant = "prefill_streaming_f32";
+  auto p64 = plan_text(lavapipe(), prefill(64, 8, 8, 64), o);
+  EXPECT_EQ(p64.variant->name, "prefill_tiled_large_f32");
+  EXPECT_THAT(p64.reason, StartsWith("override_adaptive_prefill"));
+  EXPECT_THAT(p64.reason, HasSubstr("prefill_streaming_f32 replaced by prefill_tiled_large_f32 for 64 query rows"));
+  auto p65 = plan_text(lavapipe(), prefill(65, 8, 8, 64), o);
+  EXPECT_EQ(p65.variant->name, "prefill_streaming_f32");
+  EXPECT_EQ(p65.reason, "override");
+  // D128: tiled_large cannot take it, tiled_small does.
+  auto d128 = plan_text(lavapipe(), prefill(16, 8, 8, 128), o);
+  EXPECT_EQ(d128.variant->name, "prefill_tiled_small_f32");
+  EXPECT_THAT(d128.reason, StartsWith("override_adaptive_prefill"));
+  // D384: no tiled variant can, the override stands.
+  auto d384 = plan_text(lavapipe(), prefill(16, 8, 8, 384), o);
+  EXPECT_EQ(d384.variant->name, "prefill_streaming_f32");
+  EXPECT_EQ(d384.reason, "override");
+}
+
+// ---- explain and JSON -------------------------------------------------------
+
+TEST(PlannerExplain, NamesWinnerAndEveryCandidate) {
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096));
+  const std::string text = explain(p);
+  EXPECT_THAT(text, HasSubstr("chosen: decode_streaming_f32 (decode_streaming_fallback)"));
+  EXPECT_THAT(text, HasSubstr("* decode_streaming_f32"));
+  EXPECT_THAT(text, HasSubstr("- decode_subgroup_f32"));
+  EXPECT_THAT(text, HasSubstr("+ decode_split_f32"));
+  for (const auto& c : p.candidates) {
+    EXPECT_THAT(text, HasSubstr(c.variant));
+    EXPECT_THAT(text, HasSubstr(c.why));
+  }
+  EXPECT_THAT(text, HasSubstr("geometry:"));
+}
+
+TEST(PlannerExplain, JsonNamesWinnerCandidatesAndWarnings) {
+  PlanOptions o;
+  o.variant = "decode_subgroup_f32";
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096), o);
+  auto j = nlohmann::json::parse(plan_to_json(p));
+  EXPECT_EQ(j.at("variant"), "decode_streaming_f32");
+  EXPECT_EQ(j.at("reason"), "override_fallback: decode_streaming_fallback");
+  EXPECT_EQ(j.at("geometry").at("workgroup_size"), p.geometry.workgroup_size);
+  EXPECT_EQ(j.at("geometry").at("splits"), 1);
+  ASSERT_EQ(j.at("candidates").size(), p.candidates.size());
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    EXPECT_EQ(j["candidates"][i].at("variant"), p.candidates[i].variant);
+    EXPECT_EQ(j["candidates"][i].at("eligible"), p.candidates[i].eligible);
+    EXPECT_EQ(j["candidates"][i].at("why"), p.candidates[i].why);
+  }
+  ASSERT_EQ(j.at("warnings").size(), 1u);
+  EXPECT_THAT(j["warnings"][0].get<std::string>(), HasSubstr("decode_subgroup_f32"));
+  EXPECT_THAT(explain(p), HasSubstr("warning: variant 'decode_subgroup_f32' rejected"));
+}
+
+}  // namespace
+}  // namespace vkattn::planner
