@@ -66,6 +66,8 @@ struct DeviceCaps {
 // JSON round trip for `vkattn devices --json` and `vkattn plan --caps FILE`.
 std::string caps_to_json(const DeviceCaps& caps, int indent = 2);
 DeviceCaps caps_from_json(const std::string& json_text);  // throws Error naming the field
-DeviceCaps load_caps_file(const std::string& path);
+// A caps file: one caps object, or the array `vkattn devices --json` prints
+// (the element whose "index" equals `index`, or the first when index < 0).
+DeviceCaps load_caps_file(const std::string& path, int index = -1);
 
 }  // namespace vkattn

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -81,26 +82,42 @@ DeviceCaps caps_from_json(const std::string& text) {
   // Absent fields keep DeviceCaps' conservative defaults; present ones must have the right type.
   for_each_field(c, [&](const char* key, auto& v) {
     if (!j.contains(key)) return;
-    try {
-      v = j.at(key).get<std::remove_reference_t<decltype(v)>>();
-    } catch (const json::exception&) {
-      throw Error(ErrorKind::io, fmt::format("caps field '{}': expected a {}, got {}", key,
-                                             std::is_same_v<std::decay_t<decltype(v)>, std::string> ? "string"
-                                             : std::is_same_v<std::decay_t<decltype(v)>, bool>      ? "boolean"
-                                                                                                    : "number",
-                                             j.at(key).dump()));
-    }
+    using T = std::remove_reference_t<decltype(v)>;
+    const json& value = j.at(key);
+    // nlohmann converts numbers between types silently (-1 -> 4294967295,
+    // 1.5 -> 1), so integer fields take only non-negative integers that fit.
+    bool ok;
+    if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
+    else if constexpr (std::is_same_v<T, bool>) ok = value.is_boolean();
+    else if constexpr (std::is_integral_v<T>)
+      ok = value.is_number_unsigned() && value.get<uint64_t>() <= std::numeric_limits<T>::max();
+    else ok = value.is_number();
+    if (!ok)
+      throw Error(ErrorKind::io, fmt::format("caps field '{}': expected {}, got {}", key,
+                                             std::is_same_v<T, std::string> ? "a string"
+                                             : std::is_same_v<T, bool>      ? "a boolean"
+                                             : std::is_integral_v<T>        ? "a non-negative integer"
+                                                                            : "a number",
+                                             value.dump()));
+    v = value.get<T>();
   });
   auto read3 = [&](const char* key, uint32_t (&out)[3]) {
     if (!j.contains(key)) return;
     const auto& a = j.at(key);
-    if (!a.is_array() || a.size() != 3)
-      throw Error(ErrorKind::io, fmt::format("caps field '{}': expected an array of 3 numbers, got {}", key, a.dump()));
-    for (int i = 0; i < 3; ++i) out[i] = a[i].get<uint32_t>();
+    bool ok = a.is_array() && a.size() == 3;
+    for (size_t i = 0; ok && i < 3; ++i)
+      ok = a[i].is_number_unsigned() && a[i].get<uint64_t>() <= std::numeric_limits<uint32_t>::max();
+    if (!ok)
+      throw Error(ErrorKind::io,
+                  fmt::format("caps field '{}': expected an array of 3 non-negative integers, got {}", key, a.dump()));
+    for (size_t i = 0; i < 3; ++i) out[i] = a[i].get<uint32_t>();
   };
   read3("max_workgroup_size", c.max_workgroup_size);
   read3("max_workgroup_count", c.max_workgroup_count);
   if (j.contains("cooperative_matrix_shapes")) {
+    if (!j.at("cooperative_matrix_shapes").is_array())
+      throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected an array, got {}",
+                                             j.at("cooperative_matrix_shapes").dump()));
     for (auto& s : j.at("cooperative_matrix_shapes")) {
       try {
         c.cooperative_matrix_shapes.push_back({s.at("m").get<uint32_t>(), s.at("n").get<uint32_t>(),
@@ -117,12 +134,31 @@ DeviceCaps caps_from_json(const std::string& text) {
   return c;
 }
 
-DeviceCaps load_caps_file(const std::string& path) {
+DeviceCaps load_caps_file(const std::string& path, int index) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorKind::io, fmt::format("caps file: cannot open '{}'", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return caps_from_json(ss.str());
+  const std::string text = ss.str();
+  // `vkattn devices --json` prints an array of caps objects, each with "index".
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::io, fmt::format("caps file '{}': expected JSON, got a parse error: {}", path, e.what()));
+  }
+  if (!j.is_array()) return caps_from_json(text);
+  if (j.empty()) throw Error(ErrorKind::io, fmt::format("caps file '{}': expected at least one device, got []", path));
+  if (index < 0) return caps_from_json(j.front().dump());
+  std::string seen;
+  for (const auto& d : j) {
+    if (d.is_object() && d.contains("index") && d.at("index").is_number_unsigned() &&
+        d.at("index").get<uint64_t>() == static_cast<uint64_t>(index))
+      return caps_from_json(d.dump());
+    seen += (seen.empty() ? "" : ", ") + (d.is_object() && d.contains("index") ? d.at("index").dump() : "none");
+  }
+  throw Error(ErrorKind::io,
+              fmt::format("caps file '{}': expected a device with index {}, got indices [{}]", path, index, seen));
 }
 
 }  // namespace vkattn
