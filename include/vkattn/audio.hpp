@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkattn/tensor.hpp"
 
 namespace vkattn {
 
@@ -28,5 +32,29 @@ struct AudioAttentionParams {
   // when false (Gemma 4 in transformers).
   bool include_past_edge = false;
 };
+
+// The tensors of one call; Q, K, V, rel_pos share one dtype (f32 | f16).
+struct AudioAttentionTensors {
+  Tensor q, k, v;         // [T, H, D], unpadded
+  Tensor per_dim_scale;   // f32 [D], raw (softplus is applied by the kernel)
+  Tensor rel_pos;         // R: [P + F + 1, H, D]
+  Tensor out;             // [T, H, D] f32 | f16
+};
+
+struct AudioCallInfo {
+  std::string variant;
+  std::string reason;
+  std::vector<std::string> warnings;
+};
+
+class Recorder;
+struct PlanOptions;
+
+// Validates and records one call (no submit). The only option used is
+// `variant` (with `strict`), naming one of audio_variant_names().
+AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params, const AudioAttentionTensors& tensors,
+                              const PlanOptions& options);
+AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params, const AudioAttentionTensors& tensors);
+std::vector<std::string> audio_variant_names();
 
 }  // namespace vkattn

@@ -1,6 +1,7 @@
 // Everything a user of vkattn includes.
 #pragma once
 
+#include "vkattn/audio.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"
@@ -9,3 +10,4 @@
 #include "vkattn/tensor.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/types.hpp"
+#include "vkattn/vision.hpp"

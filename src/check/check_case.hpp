@@ -46,5 +46,9 @@ std::vector<CheckCase> demo_cases(const std::string& family);
 // Per-family providers (one file each).
 std::vector<CheckCase> text_check_cases(const DeviceCaps& caps, GridSize size);
 std::vector<CheckCase> text_demo_cases();
+std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size);
+std::vector<CheckCase> vision_demo_cases();
+std::vector<CheckCase> audio_check_cases(const DeviceCaps& caps, GridSize size);
+std::vector<CheckCase> audio_demo_cases();
 
 }  // namespace vkattn::check

@@ -15,6 +15,8 @@ struct Family {
 
 const Family kFamilies[] = {
     {"text", text_check_cases, text_demo_cases},
+    {"vision", vision_check_cases, vision_demo_cases},
+    {"audio", audio_check_cases, audio_demo_cases},
 };
 
 const Family& family_of(const std::string& name) {

@@ -1,0 +1,60 @@
+// Vision cases (attention and the position-embedding add) shared by the tests,
+// `vkattn check --family vision`, `vkattn demo` and the benchmarks; plus the
+// host-side helpers the vision and audio cases share.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check/check_case.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/vision.hpp"
+
+namespace vkattn::check {
+
+namespace host {
+
+// Values as the GPU will read them (rounded to `t`: f32 | f16) and their bytes.
+struct Values {
+  std::vector<float> values;
+  std::vector<std::byte> bytes;
+};
+Values to_storage(DType t, std::vector<float> values);
+std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, size_t count);
+std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev);
+Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes);
+std::vector<float> download(Context& ctx, const Tensor& t, size_t count);
+// Runs what `rec` recorded between timestamps t0 and t1 `runs` times after two
+// warm-ups and returns the median milliseconds.
+double median_ms(Recorder& rec, uint32_t t0, uint32_t t1, int runs);
+
+}  // namespace host
+
+struct VisionCase {
+  std::string name;
+  VisionAttentionParams params;
+  DType dtype = DType::f32;  // Q, K, V
+  DType out = DType::f32;
+  std::string variant;       // forced with strict mode; empty: the planner decides
+  float logit_scale = 1.0f;  // multiplies Q, to make softmax peaked or flat
+  uint32_t seed = 1;
+};
+CheckResult run_vision_case(Context& ctx, const VisionCase& c, const RunOptions& options = {});
+
+struct PosEmbedCase {
+  std::string name;
+  PosEmbedParams params;
+  DType dtype = DType::f32;
+  uint32_t seed = 1;
+};
+CheckResult run_posembed_case(Context& ctx, const PosEmbedCase& c, const RunOptions& options = {});
+
+// Every vision variant x dtype the device can run on small patch counts (ci),
+// or the model-sized 2304/4096/9216-patch grid for a GPU (full).
+std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size);
+std::vector<PosEmbedCase> posembed_check_grid(GridSize size);
+std::string describe(const VisionCase& c);
+
+}  // namespace vkattn::check

@@ -1,0 +1,195 @@
+#include "planner/vision_planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "planner/selection_log.hpp"
+#include "vkattn/error.hpp"
+
+namespace vkattn::planner {
+
+namespace {
+
+uint32_t floor_pow2(uint32_t x) {
+  uint32_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return x == 0 ? 0 : p;
+}
+
+}  // namespace
+
+uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared) {
+  const uint32_t d4 = head_dim / 4;
+  const uint32_t f32_tile = f16_shared ? 1 : tile, f16_tile = f16_shared ? tile : 1;
+  return queries * d4 * 16                                // q_tile
+         + f32_tile * (d4 + 1) * 16 + f32_tile * d4 * 16  // k_tile, v_tile
+         + f16_tile * (d4 + 1) * 8 + f16_tile * d4 * 8    // k_tile_h, v_tile_h
+         + queries * tile * 4                             // p_tile
+         + queries * 12;                                  // row_max, row_sum, row_alpha
+}
+
+VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps& caps, const VisionShape& s) {
+  auto no = [](std::string why) { return VisionGeometryOrReason{std::nullopt, std::move(why)}; };
+  if (s.dtype != v.dtype)
+    return no(fmt::format("takes {} inputs, call has {}", to_string(v.dtype), to_string(s.dtype)));
+  if (s.head_dim == 0 || s.head_dim % 8 != 0)
+    return no(fmt::format("needs head_dim a multiple of 8, got {}", s.head_dim));
+  if (s.head_dim > v.max_head_dim) return no(fmt::format("needs head_dim <= {}, got {}", v.max_head_dim, s.head_dim));
+  if (v.head_major && s.layout == VisionLayout::hpd)
+    return no("transposes PHD tensors to head-major; the call is already HPD (every variant reads HPD directly)");
+  if (v.subgroup && !caps.subgroup_arithmetic) return no("needs subgroup arithmetic in compute shaders, device has none");
+
+  VisionGeometry g;
+  g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
+  if (v.subgroup) {
+    if (caps.subgroup_size == 0 || g.workgroup_size % caps.subgroup_size != 0)
+      return no(fmt::format("needs a workgroup of whole subgroups; subgroup size {} does not divide {}",
+                            caps.subgroup_size, g.workgroup_size));
+    // Full subgroups of the reported size (32 on NVIDIA, 64 on AMD wave64, 8 on
+    // lavapipe), so gl_SubgroupID * size covers the workgroup.
+    if (caps.subgroup_size_control) g.required_subgroup_size = caps.subgroup_size;
+    else if (caps.min_subgroup_size != caps.max_subgroup_size)
+      return no("needs a fixed subgroup size (varying sizes without subgroup size control)");
+  }
+  if (v.kind == VisionKind::reference) {
+    g.queries = 1;
+    g.tile = 1;
+    g.acc_chunks = 1;
+    g.shared_bytes = vision_shared_bytes(1, s.head_dim, 1, false);
+    return {g, ""};
+  }
+  g.queries = v.queries;
+  const uint32_t limit = caps.max_shared_memory_bytes;
+  uint32_t tile = v.max_tile;
+  while (tile > v.min_tile && vision_shared_bytes(g.queries, s.head_dim, tile, v.f16_shared) > limit) tile /= 2;
+  const uint32_t bytes = vision_shared_bytes(g.queries, s.head_dim, tile, v.f16_shared);
+  if (bytes > limit)
+    return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} queries, {}-key tiles), device has {}",
+                          bytes, s.head_dim, g.queries, tile, limit));
+  g.tile = tile;
+  g.shared_bytes = bytes;
+  g.acc_chunks = (g.queries * s.head_dim / 4 + g.workgroup_size - 1) / g.workgroup_size;
+  return {g, ""};
+}
+
+namespace {
+
+// Ordered selection rules: the first eligible family that a rule accepts wins.
+struct Rule {
+  const char* family;
+  const char* reason;
+  bool (*applies)(const VisionShape&, const VisionGeometry&);
+};
+
+bool always(const VisionShape&, const VisionGeometry&) { return true; }
+bool many_patches(const VisionShape& s, const VisionGeometry&) { return s.patches >= 1024; }
+bool wide_tiles(const VisionShape& s, const VisionGeometry& g) { return s.patches >= 64 && g.tile >= 32; }
+bool eight_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 8; }
+bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 4; }
+
+constexpr Rule kRules[] = {
+    {"vision_flash_sg_f16s_q16_t64", "subgroup reductions and unshrunk 64-key f16 tiles for >= 1024 patches",
+     many_patches},
+    {"vision_flash_sg_q16", "subgroup reductions, 16 queries per 32-key f32 tile", wide_tiles},
+    {"vision_flash_q8_t64", "unshrunk 64-key f32 tiles for >= 1024 patches", many_patches},
+    {"vision_flash_q16", "16 queries share each unshrunk 32-key f32 tile", wide_tiles},
+    {"vision_flash_f16s_q16", "f32 tiles would shrink below 32 keys at this head dim; f16 tiles stay wide",
+     wide_tiles},
+    {"vision_flash_q8", "8 queries per K/V tile", eight_queries},
+    {"vision_flash_q4", "4 queries per K/V tile (few patches)", four_queries},
+    {"vision_flash_q1", "one query per workgroup (fewer than 4 patches)", always},
+    {"vision_reference", "reference fallback: no flash tile fits the device", always},
+};
+
+const VisionVariant* variant_of(const std::string& family, DType d) {
+  return find_vision_variant(family + "_" + std::string(to_string(d)));
+}
+
+}  // namespace
+
+VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanOptions& options) {
+  VisionPlan plan;
+  for (const auto& v : vision_variants()) {
+    if (v.dtype != s.dtype) continue;
+    auto g = vision_geometry(v, caps, s);
+    std::string why = g.geometry ? "eligible" : g.reason;
+    if (g.geometry && v.head_major) why = "eligible (override only: two extra transposes each way)";
+    plan.candidates.push_back({v.name, g.geometry.has_value(), why});
+  }
+
+  if (!options.variant.empty()) {
+    const VisionVariant* v = find_vision_variant(options.variant);
+    std::string rejected;
+    VisionGeometryOrReason g;
+    if (!v) {
+      rejected = fmt::format("variant: expected a vision variant name (see `vkattn plan vision`), got '{}'",
+                             options.variant);
+    } else {
+      g = vision_geometry(*v, caps, s);
+      if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", options.variant, g.reason);
+    }
+    if (rejected.empty()) {
+      plan.variant = v;
+      plan.geometry = *g.geometry;
+      plan.reason = "override";
+      log_selection_once("vision", v->name, plan.reason);
+      return plan;
+    }
+    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
+    plan.warnings.push_back(rejected + "; falling back to capability selection");
+    warn_once(plan.warnings.back());
+  }
+
+  for (const auto& rule : kRules) {
+    const VisionVariant* v = variant_of(rule.family, s.dtype);
+    if (!v) continue;
+    auto g = vision_geometry(*v, caps, s);
+    if (!g.geometry || !rule.applies(s, *g.geometry)) continue;
+    plan.variant = v;
+    plan.geometry = *g.geometry;
+    plan.reason = options.variant.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    log_selection_once("vision", v->name, plan.reason);
+    return plan;
+  }
+  std::string whys;
+  for (auto& c : plan.candidates) whys += fmt::format("; {}: {}", c.variant, c.why);
+  throw Error(ErrorKind::unsupported, fmt::format("vision attention: no variant can run head_dim {} {} on '{}'{}",
+                                                  s.head_dim, to_string(s.dtype), caps.name, whys));
+}
+
+std::string explain(const VisionPlan& plan) {
+  std::string out;
+  for (const auto& c : plan.candidates)
+    out += fmt::format("  {} {:<36} {}\n", c.variant == plan.variant->name ? "*" : (c.eligible ? "+" : "-"),
+                       c.variant, c.why);
+  const auto& g = plan.geometry;
+  out += fmt::format("chosen: {} ({})\n", plan.variant->name, plan.reason);
+  out += fmt::format("geometry: {} queries per workgroup, {}-key tiles ({}), {} invocations{}, {} bytes shared\n",
+                     g.queries, g.tile, plan.variant->f16_shared ? "f16 packed" : "f32", g.workgroup_size,
+                     g.required_subgroup_size ? fmt::format(" (subgroups of {})", g.required_subgroup_size) : "",
+                     g.shared_bytes);
+  for (const auto& w : plan.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string plan_to_json(const VisionPlan& plan) {
+  nlohmann::json j;
+  j["variant"] = plan.variant->name;
+  j["reason"] = plan.reason;
+  const auto& g = plan.geometry;
+  j["geometry"] = {{"queries", g.queries},
+                   {"tile", g.tile},
+                   {"workgroup_size", g.workgroup_size},
+                   {"f16_shared", plan.variant->f16_shared},
+                   {"required_subgroup_size", g.required_subgroup_size},
+                   {"shared_bytes", g.shared_bytes}};
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& c : plan.candidates)
+    j["candidates"].push_back({{"variant", c.variant}, {"eligible", c.eligible}, {"why", c.why}});
+  j["warnings"] = plan.warnings;
+  return j.dump(2);
+}
+
+}  // namespace vkattn::planner

@@ -1,0 +1,59 @@
+#include "planner/vision_variants.hpp"
+
+namespace vkattn::planner {
+
+namespace {
+
+// rullama's vision kernels, generalized: head dims to 256 (rullama stops at 64),
+// any subgroup size (rullama's subgroup kernels assume 64 lanes), tiles sized
+// from the device's shared memory instead of a fixed 16 KiB budget.
+struct Family {
+  const char* name;
+  VisionKind kind;
+  uint32_t queries, max_tile, min_tile;
+  bool subgroup, f16_shared, head_major;
+  uint32_t max_head_dim, workgroup_size;
+};
+
+constexpr Family kFamilies[] = {
+    // name                       kind                 q   tile min  sg     f16s   hpd    maxD wg
+    {"vision_reference",          VisionKind::reference, 1,  1,  1,  false, false, false, 256, 64},
+    {"vision_flash_q1",           VisionKind::flash,     1,  32, 8,  false, false, false, 256, 64},
+    {"vision_flash_q4",           VisionKind::flash,     4,  32, 8,  false, false, false, 256, 64},
+    {"vision_flash_q8",           VisionKind::flash,     8,  32, 8,  false, false, false, 256, 128},
+    {"vision_flash_q16",          VisionKind::flash,     16, 32, 8,  false, false, false, 256, 128},
+    // 64-key tiles halve the barriers per key; they are only worth it unshrunk,
+    // which shared memory allows up to head dim 128 (f16 tiles on a 48 KiB device).
+    {"vision_flash_q8_t64",       VisionKind::flash,     8,  64, 64, false, false, false, 128, 128},
+    {"vision_flash_sg_q8",        VisionKind::flash,     8,  32, 8,  true,  false, false, 256, 128},
+    {"vision_flash_sg_q16",       VisionKind::flash,     16, 32, 8,  true,  false, false, 256, 128},
+    {"vision_flash_hpd_q8",       VisionKind::flash,     8,  32, 8,  false, false, true,  256, 128},
+    {"vision_flash_f16s_q8",      VisionKind::flash,     8,  32, 8,  false, true,  false, 256, 128},
+    {"vision_flash_f16s_q16",     VisionKind::flash,     16, 32, 8,  false, true,  false, 256, 128},
+    {"vision_flash_sg_f16s_q16_t64", VisionKind::flash,  16, 64, 64, true,  true,  false, 128, 128},
+};
+
+constexpr DType kDtypes[] = {DType::f32, DType::f16};
+
+}  // namespace
+
+const std::vector<VisionVariant>& vision_variants() {
+  static const std::vector<VisionVariant> table = [] {
+    std::vector<VisionVariant> t;
+    for (const auto& f : kFamilies)
+      for (DType d : kDtypes)
+        t.push_back({std::string(f.name) + "_" + std::string(to_string(d)), f.name, f.kind, d, f.queries,
+                     f.max_tile, f.min_tile, f.subgroup, f.f16_shared, f.head_major, f.max_head_dim,
+                     f.workgroup_size, f.subgroup ? "vision_attention_subgroup" : "vision_attention"});
+    return t;
+  }();
+  return table;
+}
+
+const VisionVariant* find_vision_variant(const std::string& name) {
+  for (const auto& v : vision_variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace vkattn::planner
