@@ -87,6 +87,7 @@ bool always(const VisionShape&, const VisionGeometry&) { return true; }
 bool many_patches(const VisionShape& s, const VisionGeometry&) { return s.patches >= 1024; }
 bool wide_tiles(const VisionShape& s, const VisionGeometry& g) { return s.patches >= 64 && g.tile >= 32; }
 bool eight_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 8; }
+bool eight_queries_16_keys(const VisionShape& s, const VisionGeometry& g) { return s.patches >= 8 && g.tile >= 16; }
 bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 4; }
 
 constexpr Rule kRules[] = {
@@ -97,7 +98,10 @@ constexpr Rule kRules[] = {
     {"vision_flash_q16", "16 queries share each unshrunk 32-key f32 tile", wide_tiles},
     {"vision_flash_f16s_q16", "f32 tiles would shrink below 32 keys at this head dim; f16 tiles stay wide",
      wide_tiles},
-    {"vision_flash_q8", "8 queries per K/V tile", eight_queries},
+    {"vision_flash_q8", "8 queries per K/V tile of >= 16 keys", eight_queries_16_keys},
+    {"vision_flash_f16s_q8", "f32 tiles would shrink below 16 keys at this head dim; f16 tiles stay wider",
+     eight_queries_16_keys},
+    {"vision_flash_q8", "8 queries per K/V tile (narrow: shared memory is short)", eight_queries},
     {"vision_flash_q4", "4 queries per K/V tile (few patches)", four_queries},
     {"vision_flash_q1", "one query per workgroup (fewer than 4 patches)", always},
     {"vision_reference", "reference fallback: no flash tile fits the device", always},
