@@ -36,6 +36,7 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   struct Opts {
     std::string suite = "all", variant, filter;
     int runs = 50;
+    uint32_t splits = 0, tile_keys = 0;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -45,6 +46,8 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--variant", o->variant, "Force a variant (strict)");
   cmd->add_option("--filter", o->filter, "Only cases whose name contains this text");
   cmd->add_flag("--json", o->json, "One JSON object per case");
+  cmd->add_option("--splits", o->splits, "Tuning: KV splits of split variants (0: planner)");
+  cmd->add_option("--tile-keys", o->tile_keys, "Tuning: keys per step (0: planner)");
   cmd->callback([o, &g, &status] {
     Context ctx(ContextOptions{g.device});
     const Ceiling* ceil = ceiling_for(ctx.caps().name);
@@ -60,6 +63,8 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
       if (o->suite != "all" && bc.suite != o->suite) continue;
       if (!o->filter.empty() && bc.text.name.find(o->filter) == std::string::npos) continue;
       bc.text.variant = o->variant;
+      bc.text.splits = o->splits;
+      bc.text.tile_keys = o->tile_keys;
       auto r = check::run_text_case(ctx, bc.text, check::RunOptions{o->runs, !bc.oracle});
       const double s = r.gpu_ms * 1e-3;
       const double gbps = s > 0 ? r.bytes_moved / s * 1e-9 : 0.0;

@@ -26,6 +26,9 @@ struct PlanOptions {
   std::vector<KernelPathEntry> path;   // per phase/layer overrides
   uint32_t layer = 0;                  // which layer this call is, for the path
   bool strict = false;                 // a rejected override is an error, not a fallback
+  // Tuning overrides (0 = the planner's choice), for autotuning and experiments.
+  uint32_t splits = 0;      // KV splits of a split variant
+  uint32_t tile_keys = 0;   // keys per step (shared tile, or per subgroup for online variants)
 };
 
 // One row considered by the planner.

@@ -143,6 +143,8 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     PlanOptions options;
     options.variant = c.variant;
     options.strict = !c.variant.empty();
+    options.splits = c.splits;
+    options.tile_keys = c.tile_keys;
     Recorder rec(ctx);
     if (c.indirect) {
       // Plan once to learn the grid, then record the call with counts from the GPU.

@@ -24,6 +24,8 @@ struct TextCase {
   bool indirect = false;        // workgroup counts from a GPU buffer
   bool scramble_pages = true;   // paged: pages in a shuffled order
   uint32_t seed = 1;
+  uint32_t splits = 0;     // tuning overrides passed to the planner (0: its choice)
+  uint32_t tile_keys = 0;
 };
 
 

@@ -50,6 +50,8 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
+// The same without PlanOptions' tuning overrides (splits, tile_keys).
+TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
 
 // Human-readable and JSON renderings of a plan (for `vkattn plan` and logs).
 std::string explain(const TextPlan& plan);
