@@ -156,7 +156,38 @@ std::string phase_override(const PlanOptions& o, Phase phase) {
 
 }  // namespace
 
+// Applies PlanOptions' tuning overrides to a chosen plan; an override the
+// variant cannot take is an error (tuning is explicit, never silently dropped).
+static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s, const PlanOptions& o) {
+  TextGeometry& g = plan.geometry;
+  if (o.splits) {
+    if (plan.variant->kind != Kind::split)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("splits: expected 0 for the non-split variant {}, got {}", plan.variant->name, o.splits));
+    g.splits = o.splits;
+  }
+  if (o.tile_keys) {
+    if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("tile_keys: expected a power of two up to 64, got {}", o.tile_keys));
+    if (plan.variant->engine == Engine::shared_tiles) {
+      const uint32_t need = shared_bytes(g.rows(), s.head_dim, o.tile_keys);
+      if (need > caps.max_shared_memory_bytes)
+        throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {} keys need {} bytes of shared memory, device "
+                                                        "has {}",
+                                                        o.tile_keys, need, caps.max_shared_memory_bytes));
+      g.shared_bytes = need;
+    }
+    g.tile_keys = o.tile_keys;
+  }
+  return plan;
+}
+
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& s, const PlanOptions& options) {
+  return tuned(plan_untuned(caps, s, options), caps, s, options);
+}
+
+TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOptions& options) {
   // The rules divide by these; `vkattn plan` passes them unvalidated.
   if (s.batch == 0) throw Error(ErrorKind::invalid_argument, "batch: expected >= 1, got 0");
   if (s.seq_len == 0) throw Error(ErrorKind::invalid_argument, "seq_len: expected >= 1, got 0");
