@@ -22,6 +22,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   o->shape.kv_len = 4096;
   auto* plan = app.add_subcommand("plan", "Explain kernel selection");
   plan->require_subcommand(1);
+  add_plan_vision(*plan, g, status);
   auto* text = plan->add_subcommand("text", "Text attention");
   text->add_option("--batch", o->shape.batch, "B");
   text->add_option("--seq-len", o->shape.seq_len, "S (1 = decode)");

@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "io/npy.hpp"
+#include "reference/tolerance.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/tensor.hpp"
+
 namespace vkattn::cli {
 
 // Options every device-using command shares.
@@ -26,5 +31,24 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status);
 // in tools/run_ops.cpp lists them.
 using AddRunOp = void (*)(CLI::App& run, GlobalOptions& g, int& status);
 std::vector<AddRunOp> run_ops();
+
+void add_run_vision(CLI::App& run, GlobalOptions& g, int& status);    // tools/run_vision.cpp
+void add_run_posembed(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_vision.cpp
+void add_run_audio(CLI::App& run, GlobalOptions& g, int& status);     // tools/run_audio.cpp
+// `vkattn plan vision` (tools/plan_vision.cpp), registered by add_plan_command.
+void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status);
+
+// .npy helpers of the vision and audio run ops (tools/run_vision.cpp).
+struct NpyInput {
+  io::NpyArray array;
+  DType dtype;  // f32 ('<f4') or f16 ('<f2'), uploaded as stored
+  Shape shape;
+};
+// Throws Error naming `name`, the expected rank/layout and what the file holds.
+NpyInput read_float_npy(const std::string& path, const char* name, size_t rank, const char* layout);
+Tensor upload_npy(Context& ctx, const NpyInput& in);
+io::NpyArray download_npy(Context& ctx, const Tensor& t);
+// Prints the error against the oracle; returns the exit status (0 pass, 1 fail).
+int report_check(const io::NpyArray& got, const std::vector<double>& want, reference::Tolerance tol);
 
 }  // namespace vkattn::cli

@@ -3,6 +3,12 @@
 
 namespace vkattn::cli {
 
-std::vector<AddRunOp> run_ops() { return {}; }
+std::vector<AddRunOp> run_ops() {
+  return {
+      add_run_vision,
+      add_run_posembed,
+      add_run_audio,
+  };
+}
 
 }  // namespace vkattn::cli
