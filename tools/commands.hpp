@@ -32,6 +32,7 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status);
 using AddRunOp = void (*)(CLI::App& run, GlobalOptions& g, int& status);
 std::vector<AddRunOp> run_ops();
 
+void add_run_text(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_text.cpp
 void add_run_vision(CLI::App& run, GlobalOptions& g, int& status);    // tools/run_vision.cpp
 void add_run_posembed(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_vision.cpp
 void add_run_audio(CLI::App& run, GlobalOptions& g, int& status);     // tools/run_audio.cpp

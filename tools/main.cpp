@@ -9,6 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"vkattn: portable GPU attention for LLM inference on Vulkan"};
   app.require_subcommand(1);
+  app.fallthrough();  // `vkattn <command> ... --device D` reaches the top-level option
   vkattn::cli::GlobalOptions g;
   app.add_option("--device", g.device, "auto | cpu | gpu | <index> | <name substring> (default: $VKATTN_DEVICE or auto)");
   int status = 0;

@@ -5,6 +5,7 @@ namespace vkattn::cli {
 
 std::vector<AddRunOp> run_ops() {
   return {
+      add_run_text,
       add_run_vision,
       add_run_posembed,
       add_run_audio,

@@ -1,0 +1,311 @@
+// Smoke tests of the built `vkattn` binary: each runs a command (stdout and
+// stderr together) and checks its exit status and what it printed or wrote.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/npy.hpp"
+#include "reference/rounding.hpp"
+#include "reference/text_reference.hpp"
+#include "reference/tolerance.hpp"
+#include "vkattn/caps.hpp"
+
+namespace vkattn {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string output;
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string cmd = std::string(VKATTN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int w = pclose(pipe);
+  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
+  return r;
+}
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto pos = t.rfind('\n');
+  return pos == std::string::npos ? t : t.substr(pos + 1);
+}
+
+std::string line_starting(const std::string& s, const std::string& prefix) {
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find('\n', pos);
+    if (end == std::string::npos) end = s.size();
+    if (s.compare(pos, prefix.size(), prefix) == 0) return s.substr(pos, end - pos);
+    pos = end + 1;
+  }
+  return "";
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vkattn_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Random values, rounded to `t`, written as an .npy of that dtype.
+  std::vector<float> write_float(const std::string& name, DType t, std::vector<uint64_t> shape, float scale) {
+    uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (auto& x : v) x = reference::round_to(t, dist(rng_));
+    io::NpyArray a;
+    a.shape = std::move(shape);
+    if (t == DType::f16) {
+      a.descr = "<f2";
+      a.data.resize(n * 2);
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint16_t h = reference::float_to_f16(v[i]);
+        std::memcpy(a.data.data() + 2 * i, &h, 2);
+      }
+    } else {
+      a = io::npy_from_f32(v, a.shape);
+    }
+    io::write_npy(path(name), a);
+    return v;
+  }
+  void write_i32(const std::string& name, const std::vector<int32_t>& v, std::vector<uint64_t> shape) {
+    io::NpyArray a;
+    a.descr = "<i4";
+    a.shape = std::move(shape);
+    a.data.resize(v.size() * 4);
+    std::memcpy(a.data.data(), v.data(), a.data.size());
+    io::write_npy(path(name), a);
+  }
+  void write_u32(const std::string& name, const std::vector<uint32_t>& v) {
+    io::write_npy(path(name), io::npy_from_u32(v, {v.size()}));
+  }
+
+  // The CLI's output file against the oracle.
+  void expect_matches_oracle(const std::string& out, const TextAttentionParams& p, const std::vector<float>& q,
+                             const std::vector<float>& k, const std::vector<float>& v, DType qt, DType kt,
+                             const std::vector<uint32_t>& table = {}) {
+    const io::NpyArray o = io::read_npy(path(out));
+    EXPECT_EQ(o.descr, qt == DType::f16 ? "<f2" : "<f4");
+    EXPECT_EQ(o.shape, (std::vector<uint64_t>{p.batch, p.seq_len, p.num_heads, p.head_dim}));
+    const auto tol = reference::tolerance_for(qt, kt, qt);
+    const auto r = reference::compare(io::as_f32(o), reference::text_attention(p, q, k, v, table), tol);
+    EXPECT_TRUE(r.passed) << reference::to_string(r, tol);
+    EXPECT_GT(r.max_ref, 0.05);
+  }
+
+  fs::path dir_;
+  std::mt19937 rng_{3};
+};
+
+TEST_F(Cli, Devices) {
+  Result r = run("devices");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("device 0: "));
+  EXPECT_THAT(r.output, HasSubstr("subgroups: size "));
+}
+
+TEST_F(Cli, DevicesJsonIsTheCapsFormat) {
+  Result r = run("devices --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);  // nothing but JSON on the output
+  ASSERT_TRUE(j.is_array());
+  ASSERT_FALSE(j.empty());
+  for (size_t i = 0; i < j.size(); ++i) {
+    EXPECT_EQ(j[i].at("index"), i);
+    const DeviceCaps c = caps_from_json(j[i].dump());
+    EXPECT_FALSE(c.name.empty());
+    EXPECT_GE(c.max_shared_memory_bytes, 16384u);
+  }
+  // The array is a caps file for `plan --caps`.
+  std::ofstream(path("devices.json")) << r.output;
+  Result plan = run("plan text --caps " + path("devices.json") + " --json");
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  EXPECT_EQ(load_caps_file(path("devices.json")).name, j[0].at("name").get<std::string>());
+  EXPECT_THAT(nlohmann::json::parse(plan.output).at("variant").get<std::string>(), ::testing::StartsWith("decode_"));
+}
+
+TEST_F(Cli, PlanForNvidiaFromCapsFile) {
+  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
+  EXPECT_THAT(j.at("variant").get<std::string>(), ::testing::MatchesRegex("decode_.*split_f16kv"));
+  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("split_kv"));
+  EXPECT_GE(j.at("geometry").at("splits").get<int>(), 2);
+  bool has_split = false;
+  for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";
+  EXPECT_TRUE(has_split) << r.output;
+  // The text form names the device and the winner.
+  Result text = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json");
+  EXPECT_EQ(text.status, 0);
+  EXPECT_THAT(text.output, HasSubstr("device: NVIDIA H200"));
+  EXPECT_THAT(text.output, HasSubstr("chosen: " + j.at("variant").get<std::string>()));
+}
+
+TEST_F(Cli, PlanStrictUnknownVariantFails) {
+  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch --strict");
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.output, HasSubstr("vkattn: error: variant: expected a text variant name"));
+  EXPECT_THAT(r.output, HasSubstr("'nosuch'"));
+  // Non-strict: a warning and the capability choice.
+  Result soft = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch");
+  EXPECT_EQ(soft.status, 0) << soft.output;
+  EXPECT_THAT(soft.output, HasSubstr("override_fallback"));
+  // A shape the planner cannot divide is an error, not a crash.
+  Result zero = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --kv-heads 0");
+  EXPECT_EQ(zero.status, 2) << zero.output;
+  EXPECT_THAT(zero.output, HasSubstr("num_kv_heads: expected >= 1, got 0"));
+}
+
+TEST_F(Cli, CheckFilterOneCase) {
+  Result r = run("check --filter \"decode_split_f32 contiguous\"");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(last_line(r.output), "1 passed, 0 failed") << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PASS decode_split_f32 contiguous"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("validation:")));
+}
+
+TEST_F(Cli, RunTextContiguousF16WithLengthsFile) {
+  // Decode, f16 in and out, per-sequence lengths from an .npy.
+  auto q = write_float("q.npy", DType::f16, {2, 1, 8, 64}, 2.0f);
+  auto k = write_float("k.npy", DType::f16, {2, 24, 2, 64}, 1.0f);
+  auto v = write_float("v.npy", DType::f16, {2, 24, 2, 64}, 1.0f);
+  write_u32("lens.npy", {24, 11});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --kv-len " + path("lens.npy") + " --causal --check --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), ::testing::MatchesRegex("variant: decode_.*_f16 \\(.+\\)"));
+  EXPECT_THAT(r.output, HasSubstr("max relative error vs float64 oracle"));
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("validation:")));
+  TextAttentionParams p;
+  p.batch = 2;
+  p.num_heads = 8;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.kv_capacity = 24;
+  p.kv_len = {24, 11};
+  p.start_pos = {23, 10};  // default: the last positions
+  p.causal = true;
+  expect_matches_oracle("o.npy", p, q, k, v, DType::f16, DType::f16);
+}
+
+TEST_F(Cli, RunTextPagedPrefill) {
+  auto q = write_float("q.npy", DType::f32, {2, 5, 4, 32}, 1.5f);
+  auto k = write_float("k.npy", DType::f32, {7, 4, 2, 32}, 1.0f);
+  auto v = write_float("v.npy", DType::f32, {7, 4, 2, 32}, 1.0f);
+  const std::vector<int32_t> table{6, 0, 3, 1, 5, 4, 2, 2};
+  write_i32("table.npy", table, {2, 4});
+  write_u32("lens.npy", {14, 9});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout paged --page-table " + path("table.npy") + " --page-size 4 --kv-len " +
+                 path("lens.npy") + " --kv-start 1 --causal --softcap 20 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("prefill_"));
+  TextAttentionParams p;
+  p.batch = 2;
+  p.seq_len = 5;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 32;
+  p.layout = KvLayout::paged;
+  p.kv_capacity = 4;
+  p.num_pages = 7;
+  p.max_pages = 4;
+  p.kv_len = {14, 9};
+  p.kv_start = {1};
+  p.start_pos = {10, 5};  // kv_start + kv_len - S
+  p.causal = true;
+  p.softcap = 20.0f;
+  expect_matches_oracle("o.npy", p, q, k, v, DType::f32, DType::f32,
+                        std::vector<uint32_t>(table.begin(), table.end()));
+}
+
+TEST_F(Cli, RunTextRingWindowForcedVariant) {
+  auto q = write_float("q.npy", DType::f32, {1, 3, 2, 64}, 2.0f);
+  auto k = write_float("k.npy", DType::f16, {1, 16, 1, 64}, 1.0f);
+  auto v = write_float("v.npy", DType::f16, {1, 16, 1, 64}, 1.0f);
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout ring --kv-start 37 --window 6 --causal --scale 0.2 --variant "
+                 "prefill_streaming_f16kv --strict --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Three query rows: the adaptive swap may replace streaming by a tiled prefill.
+  EXPECT_THAT(line_starting(r.output, "variant: "), ::testing::MatchesRegex("variant: prefill_.*_f16kv \\(override.*"));
+  TextAttentionParams p;
+  p.seq_len = 3;
+  p.num_heads = 2;
+  p.num_kv_heads = 1;
+  p.head_dim = 64;
+  p.layout = KvLayout::ring;
+  p.kv_capacity = 16;
+  p.kv_len = {16};
+  p.kv_start = {37};
+  p.start_pos = {50};
+  p.window = 6;
+  p.causal = true;
+  p.scale = 0.2f;
+  expect_matches_oracle("o.npy", p, q, k, v, DType::f32, DType::f16);
+}
+
+TEST_F(Cli, RunTextBadInputs) {
+  write_float("q.npy", DType::f32, {1, 1, 4, 32}, 1.0f);
+  write_float("k.npy", DType::f32, {3, 4, 2, 32}, 1.0f);
+  write_i32("table.npy", {0, 1, 3, 2}, {1, 4});
+  const std::string io = "run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("k.npy") +
+                         " --out " + path("o.npy");
+  Result range = run(io + " --layout paged --page-table " + path("table.npy"));
+  EXPECT_EQ(range.status, 2) << range.output;
+  EXPECT_THAT(range.output, HasSubstr("page_table[0][2]: expected a page index below num_pages (3), got 3"));
+  Result none = run(io + " --layout paged");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_THAT(none.output, HasSubstr("page_table: expected --page-table"));
+  Result size = run(io + " --layout paged --page-table " + path("table.npy") + " --page-size 8");
+  EXPECT_THAT(size.output, HasSubstr("page_size: expected 4"));
+  Result batch = run(io);  // k's batch 3 != q's 1
+  EXPECT_EQ(batch.status, 2);
+  EXPECT_THAT(batch.output, HasSubstr("k: expected batch 1"));
+  Result len = run(io + " --layout paged --page-table " + path("table.npy") + " --kv-len 8");
+  EXPECT_EQ(len.status, 0) << len.output;  // pages 0 and 1 only: entry 2 is never read
+  Result word = run(io + " --layout paged --page-table " + path("table.npy") + " --kv-len many");
+  EXPECT_THAT(word.output, HasSubstr("--kv-len: expected a non-negative integer or an .npy file, got 'many'"));
+}
+
+TEST_F(Cli, UnknownDeviceFailsClearly) {
+  Result r = run("check --filter nothing --device no-such-gpu-xyz");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("vkattn: error: device: expected"));
+  EXPECT_THAT(r.output, HasSubstr("got 'no-such-gpu-xyz'"));
+  Result before = run("--device 99 check --filter nothing");
+  EXPECT_EQ(before.status, 2) << before.output;
+  EXPECT_THAT(before.output, HasSubstr("expected an index below"));
+}
+
+}  // namespace
+}  // namespace vkattn

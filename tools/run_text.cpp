@@ -1,0 +1,222 @@
+// `vkattn run text`: one text-attention call on .npy inputs, writing an .npy
+// output; --check compares it with the float64 oracle.
+//
+//   q [B, S, H, D]; k, v [B, C, Hkv, D] (contiguous, ring) or the paged pool
+//   [P, page_size, Hkv, D] with --page-table [B, max_pages]; f32 or f16 (f16
+//   stays f16 on the GPU); the output has Q's dtype.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstring>
+#include <optional>
+
+#include "commands.hpp"
+#include "io/npy.hpp"
+#include "reference/text_reference.hpp"
+#include "reference/tolerance.hpp"
+#include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/text.hpp"
+
+namespace vkattn::cli {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
+
+DType float_dtype(const io::NpyArray& a, const char* name, const std::string& path) {
+  if (a.descr == "<f4") return DType::f32;
+  if (a.descr == "<f2") return DType::f16;
+  bad(fmt::format("{}: expected float32 ('<f4') or float16 ('<f2') in '{}', got '{}'", name, path, a.descr));
+}
+
+void expect_rank4(const io::NpyArray& a, const char* name, const char* layout) {
+  if (a.shape.size() != 4)
+    bad(fmt::format("{}: expected a 4-d array {}, got shape {}", name, layout, shape_to_string(a.shape)));
+  for (auto d : a.shape)
+    if (d == 0 || d > UINT32_MAX) bad(fmt::format("{}: expected dimensions in [1, 2^32), got shape {}", name, shape_to_string(a.shape)));
+}
+
+// "N" for every sequence, or an .npy of 1 or B non-negative integers.
+std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, const char* name, uint32_t batch) {
+  if (value.empty()) return std::nullopt;
+  uint32_t n = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec == std::errc() && ptr == value.data() + value.size()) return std::vector<uint32_t>{n};
+  if (value.size() < 4 || value.compare(value.size() - 4, 4, ".npy") != 0)
+    bad(fmt::format("--{}: expected a non-negative integer or an .npy file, got '{}'", name, value));
+  io::NpyArray a = io::read_npy(value);
+  std::vector<uint32_t> v;
+  try {
+    v = io::as_u32(a);
+  } catch (const Error& e) {
+    bad(fmt::format("--{}: expected non-negative integers in '{}': {}", name, value, e.what()));
+  }
+  if (v.size() != 1 && v.size() != batch)
+    bad(fmt::format("--{}: expected 1 or batch ({}) values in '{}', got {}", name, batch, value, v.size()));
+  return v;
+}
+
+uint32_t at(const std::vector<uint32_t>& v, uint32_t b) { return v.size() == 1 ? v[0] : v[b]; }
+
+Tensor upload(Context& ctx, DType t, const Shape& shape, const io::NpyArray& a) {
+  Tensor tensor = ctx.tensor(t, shape);
+  ctx.upload(tensor, a.data);
+  return tensor;
+}
+
+}  // namespace
+
+void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
+  struct Opts {
+    std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start, variant;
+    uint32_t page_size = 0, window = 0;
+    float softcap = 0.0f, scale = 0.0f;
+    bool causal = false, strict = false, check = false;
+    CLI::Option* scale_opt = nullptr;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = run.add_subcommand("text", "Text-decoder attention (prefill or decode) over a KV cache");
+  cmd->add_option("--q", o->q, "Queries [B, S, H, D] (.npy, f32 or f16)")->required();
+  cmd->add_option("--k", o->k, "Keys [B, C, Hkv, D], or the paged pool [P, page_size, Hkv, D]")->required();
+  cmd->add_option("--v", o->v, "Values, shaped like --k")->required();
+  cmd->add_option("--out", o->out, "Output [B, S, H, D] (.npy, Q's dtype)")->required();
+  cmd->add_option("--layout", o->layout, "KV layout")->check(CLI::IsMember({"contiguous", "ring", "paged"}));
+  cmd->add_option("--page-table", o->page_table, "Paged: page table [B, max_pages] (.npy, u32 or non-negative int)");
+  cmd->add_option("--page-size", o->page_size, "Paged: keys per page (default: --k's second dimension)");
+  cmd->add_option("--kv-len", o->kv_len,
+                  "Keys per sequence: N or an .npy of B values (default: cache size minus kv_start; ring: C)");
+  cmd->add_option("--start-pos", o->start_pos,
+                  "Position of query row 0: N or .npy (default: kv_start + kv_len - S, the last S positions)");
+  cmd->add_option("--kv-start", o->kv_start, "Position of key 0: N or .npy (default 0)");
+  cmd->add_flag("--causal", o->causal, "Hide keys after each query");
+  cmd->add_option("--window", o->window, "Sliding window: hide keys at or before query_pos - N (0 = off)");
+  cmd->add_option("--softcap", o->softcap, "Logit soft cap (0 = off)");
+  o->scale_opt = cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(D))");
+  cmd->add_option("--variant", o->variant, "Force a kernel variant (see `vkattn plan text`)");
+  cmd->add_flag("--strict", o->strict, "A rejected --variant is an error, not a fallback");
+  cmd->add_flag("--check", o->check, "Also compute the float64 oracle and print the max relative error");
+  cmd->callback([o, &g, &status] {
+    const KvLayout layout = kv_layout_from_string(o->layout);
+    const bool paged = layout == KvLayout::paged;
+    const io::NpyArray q = io::read_npy(o->q), k = io::read_npy(o->k), v = io::read_npy(o->v);
+    expect_rank4(q, "q", "[B, S, H, D]");
+    expect_rank4(k, "k", paged ? "[P, page_size, Hkv, D]" : "[B, C, Hkv, D]");
+    if (v.shape != k.shape)
+      bad(fmt::format("v: expected the shape of k {}, got {}", shape_to_string(k.shape), shape_to_string(v.shape)));
+    const DType qt = float_dtype(q, "q", o->q), kt = float_dtype(k, "k", o->k), vt = float_dtype(v, "v", o->v);
+    if (vt != kt) bad(fmt::format("v: expected the dtype of k ({}), got {}", to_string(kt), to_string(vt)));
+
+    TextAttentionParams p;
+    p.batch = static_cast<uint32_t>(q.shape[0]);
+    p.seq_len = static_cast<uint32_t>(q.shape[1]);
+    p.num_heads = static_cast<uint32_t>(q.shape[2]);
+    p.head_dim = static_cast<uint32_t>(q.shape[3]);
+    p.num_kv_heads = static_cast<uint32_t>(k.shape[2]);
+    if (k.shape[3] != q.shape[3])
+      bad(fmt::format("k: expected head_dim {} (q's last dimension), got {}", q.shape[3], k.shape[3]));
+    p.layout = layout;
+    p.causal = o->causal;
+    p.window = o->window;
+    p.softcap = o->softcap;
+    if (*o->scale_opt) p.scale = o->scale;
+
+    std::vector<uint32_t> table;
+    uint64_t cache = 0;  // key slots a sequence can address
+    if (paged) {
+      if (o->page_table.empty()) bad("page_table: expected --page-table FILE.npy for --layout paged, got none");
+      const io::NpyArray t = io::read_npy(o->page_table);
+      if (t.shape.size() != 2 || t.shape[0] != p.batch || t.shape[1] == 0)
+        bad(fmt::format("page_table: expected shape [{}, max_pages], got {}", p.batch, shape_to_string(t.shape)));
+      table = io::as_u32(t);
+      p.num_pages = static_cast<uint32_t>(k.shape[0]);
+      p.kv_capacity = static_cast<uint32_t>(k.shape[1]);
+      if (o->page_size && o->page_size != p.kv_capacity)
+        bad(fmt::format("page_size: expected {} (the second dimension of k {}), got {}", p.kv_capacity,
+                        shape_to_string(k.shape), o->page_size));
+      p.max_pages = static_cast<uint32_t>(t.shape[1]);
+      cache = uint64_t(p.max_pages) * p.kv_capacity;
+    } else {
+      if (!o->page_table.empty() || o->page_size)
+        bad(fmt::format("page_table: expected none for --layout {}, got --page-table/--page-size", o->layout));
+      if (k.shape[0] != p.batch)
+        bad(fmt::format("k: expected batch {} (q's first dimension) in [B, C, Hkv, D], got shape {}", p.batch,
+                        shape_to_string(k.shape)));
+      p.kv_capacity = static_cast<uint32_t>(k.shape[1]);
+      cache = p.kv_capacity;
+    }
+
+    p.kv_start = per_sequence(o->kv_start, "kv-start", p.batch).value_or(std::vector<uint32_t>{0});
+    if (auto lens = per_sequence(o->kv_len, "kv-len", p.batch)) {
+      p.kv_len = *lens;
+    } else {
+      p.kv_len.clear();
+      for (uint32_t b = 0; b < (p.kv_start.size() == 1 ? 1 : p.batch); ++b) {
+        const uint64_t start = at(p.kv_start, b);
+        if (layout == KvLayout::ring) {
+          p.kv_len.push_back(p.kv_capacity);
+        } else {
+          if (start > cache)
+            bad(fmt::format("kv_start: expected <= the cache's {} key slots, got {} for sequence {}", cache, start,
+                            b));
+          p.kv_len.push_back(static_cast<uint32_t>(cache - start));
+        }
+      }
+    }
+    if (auto pos = per_sequence(o->start_pos, "start-pos", p.batch)) {
+      p.start_pos = *pos;
+    } else {
+      p.start_pos.clear();
+      const uint32_t n = (p.kv_len.size() == 1 && p.kv_start.size() == 1) ? 1 : p.batch;
+      for (uint32_t b = 0; b < n; ++b) {
+        const uint64_t end = uint64_t(at(p.kv_start, b)) + at(p.kv_len, b);
+        p.start_pos.push_back(static_cast<uint32_t>(end >= p.seq_len ? end - p.seq_len : 0));
+      }
+    }
+    if (paged) check_page_table(p, table);
+
+    Context ctx(ContextOptions{g.device});
+    const Shape qshape{q.shape.begin(), q.shape.end()};
+    const Shape kshape{k.shape.begin(), k.shape.end()};
+    TextAttentionTensors t;
+    t.q = upload(ctx, qt, qshape, q);
+    t.k = upload(ctx, kt, kshape, k);
+    t.v = upload(ctx, kt, kshape, v);
+    t.out = ctx.tensor(qt, qshape);
+    if (paged) {
+      t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
+      ctx.upload(t.page_table, table);
+    }
+    PlanOptions opts;
+    opts.variant = o->variant;
+    opts.strict = o->strict;
+    Recorder rec(ctx);
+    const TextCallInfo info = text_attention(rec, p, t, opts);
+    rec.run();
+
+    io::NpyArray out;
+    out.descr = qt == DType::f16 ? "<f2" : "<f4";
+    out.shape = q.shape;
+    out.data.resize(t.out.bytes());
+    ctx.download(t.out, out.data);
+    io::write_npy(o->out, out);
+
+    fmt::print("device: {}\n", ctx.caps().name);
+    fmt::print("variant: {} ({})\n", info.variant, info.reason);
+    for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
+    fmt::print("wrote {} {} to {}\n", to_string(qt), shape_to_string(out.shape), o->out);
+    status = 0;
+    if (o->check) {
+      const auto want = reference::text_attention(p, io::as_f32(q), io::as_f32(k), io::as_f32(v), table);
+      const auto tol = reference::tolerance_for(qt, kt, qt);
+      const auto r = reference::compare(io::as_f32(out), want, tol);
+      fmt::print("max relative error vs float64 oracle: {:.3e} (tolerance {:.1e}) {}\n", r.rel_err, tol.abs_rel,
+                 r.passed ? "PASS" : "FAIL");
+      status = r.passed ? 0 : 1;
+    }
+  });
+}
+
+}  // namespace vkattn::cli
