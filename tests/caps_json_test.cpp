@@ -12,6 +12,7 @@
 
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
+#include "expect_error.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn {
@@ -60,16 +61,7 @@ DeviceCaps everything_set() {
   return c;
 }
 
-template <class F>
-Error expect_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected vkattn::Error";
-  return Error(ErrorKind::vulkan, "none thrown");
-}
+using vkattn::testing::expect_error;
 
 // The JSON of everything_set() with one field replaced.
 std::string with_field(const std::string& key, const nlohmann::json& value) {

@@ -20,6 +20,7 @@
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
+#include "expect_error.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -103,16 +104,7 @@ const PlanCandidate& candidate(const TextPlan& p, const std::string& name) {
   return none;
 }
 
-template <class F>
-Error expect_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected vkattn::Error";
-  return Error(ErrorKind::vulkan, "none thrown");
-}
+using vkattn::testing::expect_error;
 
 // ---- the devices themselves -------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.hpp"
 #include "test_context.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vkattn/error.hpp"
@@ -23,14 +24,9 @@ using ::testing::HasSubstr;
 
 // Runs f, which must throw Error of `kind` whose message holds every piece.
 void expect_error(const std::function<void()>& f, ErrorKind kind, std::vector<std::string> pieces) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const auto& piece : pieces) EXPECT_THAT(e.what(), HasSubstr(piece));
-    return;
-  }
-  ADD_FAILURE() << "expected vkattn::Error containing '" << (pieces.empty() ? "" : pieces[0]) << "'";
+  const Error e = testing::expect_error(f);
+  EXPECT_EQ(e.kind(), kind) << e.what();
+  for (const auto& piece : pieces) EXPECT_THAT(e.what(), HasSubstr(piece));
 }
 
 class Validation : public testing::GpuTest {
