@@ -8,6 +8,7 @@
 //             is hidden + the embeddings, hidden's dtype and shape.
 #include <fmt/format.h>
 
+#include "check/vision_cases.hpp"
 #include "commands.hpp"
 #include "io/npy.hpp"
 #include "reference/tolerance.hpp"
@@ -58,18 +59,6 @@ int report_check(const io::NpyArray& got, const std::vector<double>& want, refer
              r.passed ? "PASS" : "FAIL");
   return r.passed ? 0 : 1;
 }
-
-namespace {
-
-// [A, B, D] -> [B, A, D] on the host, for the oracle (which takes PHD).
-std::vector<float> swap_rows(const std::vector<float>& x, uint64_t a, uint64_t b, uint64_t d) {
-  std::vector<float> y(x.size());
-  for (uint64_t i = 0; i < a; ++i)
-    for (uint64_t j = 0; j < b; ++j) std::copy_n(&x[(i * b + j) * d], d, &y[(j * a + i) * d]);
-  return y;
-}
-
-}  // namespace
 
 void add_run_vision(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
@@ -122,17 +111,11 @@ void add_run_vision(CLI::App& run, GlobalOptions& g, int& status) {
     if (o->check) {
       auto phd = [&](const io::NpyArray& a) {
         auto x = io::as_f32(a);
-        return hpd ? swap_rows(x, p.num_heads, p.patches, p.head_dim) : x;
+        return hpd ? check::host::swap_rows(x, p.num_heads, p.patches, p.head_dim) : x;
       };
       auto want = reference::vision_attention(phd(q.array), phd(k.array), phd(v.array), p.patches, p.num_heads,
                                               p.head_dim, p.effective_scale());
-      if (hpd) {  // back to the output's HPD order
-        std::vector<double> w(want.size());
-        for (uint64_t i = 0; i < p.patches; ++i)
-          for (uint64_t h = 0; h < p.num_heads; ++h)
-            std::copy_n(&want[(i * p.num_heads + h) * p.head_dim], p.head_dim, &w[(h * p.patches + i) * p.head_dim]);
-        want = std::move(w);
-      }
+      if (hpd) want = check::host::swap_rows(want, p.patches, p.num_heads, p.head_dim);  // to the output's order
       auto tol = reference::tolerance_for(q.dtype, q.dtype, t.out.dtype());
       if (info.variant.find("_f16s_") != std::string::npos) tol = reference::tolerance_for(DType::f16, DType::f16, DType::f16);
       status = report_check(out, want, tol);

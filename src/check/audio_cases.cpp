@@ -22,7 +22,7 @@ CheckResult run_audio_case(Context& ctx, const AudioCase& c, const RunOptions& o
   CheckResult r;
   r.name = c.name.empty() ? describe(c) : c.name;
   r.tol = reference::tolerance_for(c.dtype, c.dtype, c.out);
-  try {
+  return host::guarded(r, [&](CheckResult& r) {
     const AudioAttentionParams& p = c.params;
     const uint64_t n = uint64_t(p.frames) * p.num_heads * p.head_dim;
     const uint64_t span = uint64_t(p.max_past) + p.max_future + 1;
@@ -42,16 +42,11 @@ CheckResult run_audio_case(Context& ctx, const AudioCase& c, const RunOptions& o
     t.per_dim_scale = host::upload(ctx, DType::f32, {p.head_dim}, pds.bytes);
     t.rel_pos = host::upload(ctx, c.dtype, {span, p.num_heads, p.head_dim}, rel.bytes);
     t.out = ctx.tensor(c.out, shape);
-
-    Recorder rec(ctx);
-    const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
-    const uint32_t t0 = timed ? rec.timestamp() : 0;
-    AudioCallInfo info = audio_attention(rec, p, t);
-    const uint32_t t1 = timed ? rec.timestamp() : 0;
-    r.variant = info.variant;
-    r.reason = info.reason;
-    rec.run();
-    if (timed) r.gpu_ms = host::median_ms(rec, t0, t1, options.timed_runs);
+    host::run_recorded(ctx, options, r, [&](Recorder& rec) {
+      AudioCallInfo info = audio_attention(rec, p, t);
+      r.variant = info.variant;
+      r.reason = info.reason;
+    });
 
     std::vector<float> got = host::download(ctx, t.out, n);
     // Each query reads at most max_past + max_future + 1 keys, values and R rows.
@@ -59,18 +54,10 @@ CheckResult run_audio_case(Context& ctx, const AudioCase& c, const RunOptions& o
     r.bytes_moved = double(n) * (3.0 * dtype_bits(c.dtype) + dtype_bits(c.out)) / 8 +
                     double(span) * p.num_heads * p.head_dim * dtype_bits(c.dtype) / 8;
     r.flops = 6.0 * double(n) * keys;
-    if (!options.skip_oracle) {
-      std::vector<double> want = reference::audio_attention(p, q.values, k.values, v.values, pds.values, rel.values);
-      r.cmp = reference::compare(got, want, r.tol);
-      r.passed = r.cmp.passed;
-    } else {
-      r.passed = true;
-    }
-  } catch (const std::exception& e) {
-    r.error = e.what();
-    r.passed = false;
-  }
-  return r;
+    host::judge(r, got, options, [&] {
+      return reference::audio_attention(p, q.values, k.values, v.values, pds.values, rel.values);
+    });
+  });
 }
 
 namespace {

@@ -75,19 +75,37 @@ double median_ms(Recorder& rec, uint32_t t0, uint32_t t1, int runs) {
   return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }
 
-}  // namespace host
-
-namespace {
-
-// [A, B, D] -> [B, A, D] on the host (PHD <-> HPD).
-std::vector<float> swap_rows(const std::vector<float>& x, uint64_t a, uint64_t b, uint64_t d) {
-  std::vector<float> y(x.size());
-  for (uint64_t i = 0; i < a; ++i)
-    for (uint64_t j = 0; j < b; ++j) std::copy_n(&x[(i * b + j) * d], d, &y[(j * a + i) * d]);
-  return y;
+void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call) {
+  Recorder rec(ctx);
+  const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
+  const uint32_t t0 = timed ? rec.timestamp() : 0;
+  call(rec);
+  const uint32_t t1 = timed ? rec.timestamp() : 0;
+  rec.run();
+  if (timed) r.gpu_ms = median_ms(rec, t0, t1, options.timed_runs);
 }
 
-}  // namespace
+void judge(CheckResult& r, std::span<const float> got, const RunOptions& options,
+           const std::function<std::vector<double>()>& oracle) {
+  if (options.skip_oracle) {
+    r.passed = true;
+    return;
+  }
+  r.cmp = reference::compare(got, oracle(), r.tol);
+  r.passed = r.cmp.passed;
+}
+
+CheckResult guarded(CheckResult r, const std::function<void(CheckResult&)>& body) {
+  try {
+    body(r);
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    r.passed = false;
+  }
+  return r;
+}
+
+}  // namespace host
 
 std::string describe(const VisionCase& c) {
   const auto& p = c.params;
@@ -101,7 +119,7 @@ CheckResult run_vision_case(Context& ctx, const VisionCase& c, const RunOptions&
   CheckResult r;
   r.name = c.name.empty() ? describe(c) : c.name;
   r.tol = reference::tolerance_for(c.dtype, c.dtype, c.out);
-  try {
+  return host::guarded(r, [&](CheckResult& r) {
     const VisionAttentionParams& p = c.params;
     const bool hpd = p.layout == VisionLayout::hpd;
     const uint64_t n = uint64_t(p.patches) * p.num_heads * p.head_dim;
@@ -112,7 +130,7 @@ CheckResult run_vision_case(Context& ctx, const VisionCase& c, const RunOptions&
     host::Values v = host::to_storage(c.dtype, host::gaussian(rng, n, 1.0f));
     const Shape shape = hpd ? Shape{p.num_heads, p.patches, p.head_dim} : Shape{p.patches, p.num_heads, p.head_dim};
     auto in_layout = [&](const host::Values& x) {
-      return hpd ? host::to_storage(c.dtype, swap_rows(x.values, p.patches, p.num_heads, p.head_dim)).bytes
+      return hpd ? host::to_storage(c.dtype, host::swap_rows(x.values, p.patches, p.num_heads, p.head_dim)).bytes
                  : x.bytes;
     };
     VisionAttentionTensors t;
@@ -124,38 +142,25 @@ CheckResult run_vision_case(Context& ctx, const VisionCase& c, const RunOptions&
     PlanOptions plan;
     plan.variant = c.variant;
     plan.strict = !c.variant.empty();
-    Recorder rec(ctx);
-    const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
-    const uint32_t t0 = timed ? rec.timestamp() : 0;
-    VisionCallInfo info = vision_attention(rec, p, t, plan);
-    const uint32_t t1 = timed ? rec.timestamp() : 0;
-    r.variant = info.variant;
-    r.reason = info.reason;
-    rec.run();
-    if (timed) r.gpu_ms = host::median_ms(rec, t0, t1, options.timed_runs);
-
+    host::run_recorded(ctx, options, r, [&](Recorder& rec) {
+      VisionCallInfo info = vision_attention(rec, p, t, plan);
+      r.variant = info.variant;
+      r.reason = info.reason;
+    });
     // A variant that stages K/V as f16 is held to f16 accuracy whatever the input dtype.
-    const planner::VisionVariant* chosen = planner::find_vision_variant(info.variant);
-    if (chosen && chosen->f16_shared) r.tol.abs_rel = std::max(r.tol.abs_rel, reference::tolerance_for(DType::f16, DType::f16, DType::f16).abs_rel);
+    const planner::VisionVariant* chosen = planner::find_vision_variant(r.variant);
+    if (chosen && chosen->f16_shared)
+      r.tol.abs_rel = std::max(r.tol.abs_rel, reference::tolerance_for(DType::f16, DType::f16, DType::f16).abs_rel);
 
     std::vector<float> got = host::download(ctx, t.out, n);
-    if (hpd) got = swap_rows(got, p.num_heads, p.patches, p.head_dim);
-    const double elem_bytes = 3.0 * dtype_bits(c.dtype) / 8 + dtype_bits(c.out) / 8.0;
-    r.bytes_moved = double(n) * elem_bytes;
+    if (hpd) got = host::swap_rows(got, p.num_heads, p.patches, p.head_dim);
+    r.bytes_moved = double(n) * (3.0 * dtype_bits(c.dtype) + dtype_bits(c.out)) / 8;
     r.flops = 4.0 * p.patches * double(p.patches) * p.num_heads * p.head_dim;
-    if (!options.skip_oracle) {
-      std::vector<double> want = reference::vision_attention(q.values, k.values, v.values, p.patches, p.num_heads,
-                                                             p.head_dim, p.effective_scale());
-      r.cmp = reference::compare(got, want, r.tol);
-      r.passed = r.cmp.passed;
-    } else {
-      r.passed = true;
-    }
-  } catch (const std::exception& e) {
-    r.error = e.what();
-    r.passed = false;
-  }
-  return r;
+    host::judge(r, got, options, [&] {
+      return reference::vision_attention(q.values, k.values, v.values, p.patches, p.num_heads, p.head_dim,
+                                         p.effective_scale());
+    });
+  });
 }
 
 CheckResult run_posembed_case(Context& ctx, const PosEmbedCase& c, const RunOptions& options) {
@@ -167,7 +172,7 @@ CheckResult run_posembed_case(Context& ctx, const PosEmbedCase& c, const RunOpti
   r.variant = fmt::format("posembed_{}", to_string(c.dtype));
   r.reason = "the only position-embedding kernel";
   r.tol = reference::tolerance_for(c.dtype, c.dtype, c.dtype);
-  try {
+  return host::guarded(r, [&](CheckResult& r) {
     std::mt19937 rng(c.seed);
     const uint64_t n = uint64_t(p.patches) * p.hidden_size;
     host::Values hidden = host::to_storage(c.dtype, host::gaussian(rng, n, 1.0f));
@@ -175,28 +180,18 @@ CheckResult run_posembed_case(Context& ctx, const PosEmbedCase& c, const RunOpti
     PosEmbedTensors t;
     t.hidden = host::upload(ctx, c.dtype, {p.patches, p.hidden_size}, hidden.bytes);
     t.table = host::upload(ctx, c.dtype, {2, p.pos_size, p.hidden_size}, table.bytes);
-    Recorder rec(ctx);
-    pos_embed_add(rec, p, t);
-    rec.run();  // in place: exactly one application is compared
+    // In place: the first run is compared; timing replays then add again.
+    RunOptions once = options;
+    once.timed_runs = 0;
+    host::run_recorded(ctx, once, r, [&](Recorder& rec) { pos_embed_add(rec, p, t); });
     std::vector<float> got = host::download(ctx, t.hidden, n);
-    if (options.timed_runs > 0 && ctx.caps().timestamps) {
-      Recorder timing(ctx);
-      const uint32_t t0 = timing.timestamp();
-      pos_embed_add(timing, p, t);
-      const uint32_t t1 = timing.timestamp();
-      r.gpu_ms = host::median_ms(timing, t0, t1, options.timed_runs);
-    }
+    if (options.timed_runs > 0) host::run_recorded(ctx, options, r, [&](Recorder& rec) { pos_embed_add(rec, p, t); });
     r.bytes_moved = double(n) * 4 * dtype_bits(c.dtype) / 8;
     r.flops = 2.0 * double(n);
-    std::vector<double> want =
-        reference::pos_embed_add(hidden.values, table.values, p.patches, p.hidden_size, p.pos_size, p.patches_x);
-    r.cmp = reference::compare(got, want, r.tol);
-    r.passed = r.cmp.passed;
-  } catch (const std::exception& e) {
-    r.error = e.what();
-    r.passed = false;
-  }
-  return r;
+    host::judge(r, got, options, [&] {
+      return reference::pos_embed_add(hidden.values, table.values, p.patches, p.hidden_size, p.pos_size, p.patches_x);
+    });
+  });
 }
 
 namespace {

@@ -3,7 +3,10 @@
 // host-side helpers the vision and audio cases share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +32,23 @@ std::vector<float> download(Context& ctx, const Tensor& t, size_t count);
 // Runs what `rec` recorded between timestamps t0 and t1 `runs` times after two
 // warm-ups and returns the median milliseconds.
 double median_ms(Recorder& rec, uint32_t t0, uint32_t t1, int runs);
+// Records one call (between timestamps when timed), runs it, then replays it
+// for r.gpu_ms when options ask for timing.
+void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call);
+// Sets r.cmp and r.passed from the oracle, or passes when options skip it.
+void judge(CheckResult& r, std::span<const float> got, const RunOptions& options,
+           const std::function<std::vector<double>()>& oracle);
+// Runs `body` on r; an exception becomes r.error and a failed result.
+CheckResult guarded(CheckResult r, const std::function<void(CheckResult&)>& body);
+
+// [A, B, D] -> [B, A, D] rows (PHD <-> HPD).
+template <class T>
+std::vector<T> swap_rows(const std::vector<T>& x, uint64_t a, uint64_t b, uint64_t d) {
+  std::vector<T> y(x.size());
+  for (uint64_t i = 0; i < a; ++i)
+    for (uint64_t j = 0; j < b; ++j) std::copy_n(&x[(i * b + j) * d], d, &y[(j * a + i) * d]);
+  return y;
+}
 
 }  // namespace host
 
