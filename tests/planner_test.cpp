@@ -141,33 +141,32 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 // ---- decode rules ---------------------------------------------------------
 
 // Selects decode_online_split: NVIDIA H200, Llama-3-8B decode, one sequence.
-TEST(PlannerRules, SplitKvForUnderfilledLongDecodeOnNvidia) {
+TEST(PlannerRules, SplitKvForLongDecodeOnNvidia) {
   auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
-  // 8 workgroups (8 KV heads, 4 query heads each) vs 2 x 132 SMs: ceil(264 / 8) = 33 splits.
+  // 4096 keys in chunks of at most 128: 32 splits.
   EXPECT_EQ(p.geometry.head_group, 4u);
-  EXPECT_EQ(p.geometry.splits, 33u);
+  EXPECT_EQ(p.geometry.splits, 32u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_TRUE(p.warnings.empty());
   EXPECT_TRUE(candidate(p, "decode_split_f16kv").eligible);
 }
 
-// Selects decode_online_split on lavapipe (unknown compute units: target 64 workgroups).
-TEST(PlannerRules, SplitKvOnLavapipeUsesDefaultParallelTarget) {
+// Selects decode_online_split on lavapipe: splits by length alone.
+TEST(PlannerRules, SplitKvOnLavapipeByLength) {
   auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096));
   EXPECT_EQ(p.variant->name, "decode_online_split_f32");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
-  EXPECT_EQ(p.geometry.splits, 64u / (8 * (4 / p.geometry.head_group)));
-  EXPECT_GE(p.geometry.splits, 2u);
+  EXPECT_EQ(p.geometry.splits, 32u);
 }
 
-// The split threshold: two steps of keys per split. H8/8 D64 on lavapipe.
-TEST(PlannerRules, SplitNeedsTwoStepsOfKeysPerSplit) {
-  auto shorter = plan_text(lavapipe(), decode(1, 8, 8, 64, 63));
+// The split threshold: more than one 128-key chunk. H8/8 D64 on lavapipe.
+TEST(PlannerRules, SplitNeedsMoreThanOneChunk) {
+  auto shorter = plan_text(lavapipe(), decode(1, 8, 8, 64, 128));
   EXPECT_EQ(shorter.variant->name, "decode_online_f32");
   EXPECT_EQ(shorter.geometry.splits, 1u);
-  auto longer = plan_text(lavapipe(), decode(1, 8, 8, 64, 64));
+  auto longer = plan_text(lavapipe(), decode(1, 8, 8, 64, 129));
   EXPECT_EQ(longer.variant->name, "decode_online_split_f32");
   EXPECT_EQ(longer.geometry.splits, 2u);
 }
@@ -176,8 +175,8 @@ TEST(PlannerRules, SplitNeedsTwoStepsOfKeysPerSplit) {
 TEST(PlannerRules, SharedTileSplitWithoutSubgroupOps) {
   auto p = plan_text(no_subgroup(), decode(1, 32, 8, 128, 4096));
   EXPECT_EQ(p.variant->name, "decode_split_f32");
-  EXPECT_EQ(p.reason, "split_kv: heads x batch underfill the device and the KV is long");
-  EXPECT_EQ(p.geometry.splits, 6u);  // 8 workgroups vs 2 x 24 compute units
+  EXPECT_EQ(p.reason, "split_kv: the KV spans several chunks");
+  EXPECT_EQ(p.geometry.splits, 32u);
   EXPECT_EQ(candidate(p, "decode_online_split_f32").why,
             "needs subgroup arithmetic in compute shaders, device has none");
 }
@@ -200,28 +199,29 @@ TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
   EXPECT_EQ(p.geometry.workgroup_size % 8, 0u);
 }
 
-// Selects decode_online: enough sequences fill the device, however long the KV.
-TEST(PlannerRules, SubgroupOnlineWhenBatchFillsTheDevice) {
-  auto lp = plan_text(lavapipe(), decode(16, 32, 8, 128, 4096));
+// Selects decode_online for a short KV whatever the batch; a long KV splits
+// even when the batch alone fills the device.
+TEST(PlannerRules, SubgroupOnlineForShortKvSplitForLong) {
+  auto lp = plan_text(lavapipe(), decode(16, 32, 8, 128, 128));
   EXPECT_EQ(lp.variant->name, "decode_online_f32");
-  auto nv = plan_text(nvidia(), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));  // 512 >= 264
+  auto nv = plan_text(nvidia(), decode(64, 32, 8, 128, 100, DType::f16, DType::f16));
   EXPECT_EQ(nv.variant->name, "decode_online_f16");
   EXPECT_EQ(nv.geometry.required_subgroup_size, 32u);
-  auto nv_few = plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16));  // 256 < 264
-  EXPECT_EQ(nv_few.variant->name, "decode_online_split_f16");
-  EXPECT_EQ(nv_few.geometry.splits, 2u);
+  auto nv_long = plan_text(nvidia(), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(nv_long.variant->name, "decode_online_split_f16");
+  EXPECT_EQ(nv_long.geometry.splits, 32u);
 }
 
 // Selects decode_online on the AMD-like device with a wave64 requirement.
 TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
-  auto p = plan_text(amd_like(), decode(32, 32, 8, 128, 4096, DType::f32, DType::bf16));  // 256 >= 192
+  auto p = plan_text(amd_like(), decode(32, 32, 8, 128, 128, DType::f32, DType::bf16));
   EXPECT_EQ(p.variant->name, "decode_online_bf16kv");
   EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
   EXPECT_EQ(p.geometry.required_subgroup_size, 64u);
   EXPECT_EQ(p.geometry.workgroup_size % 64, 0u);
   auto under = plan_text(amd_like(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
   EXPECT_EQ(under.variant->name, "decode_online_split_bf16kv");
-  EXPECT_EQ(under.geometry.splits, 24u);  // ceil(2 x 96 / 8)
+  EXPECT_EQ(under.geometry.splits, 32u);
   EXPECT_EQ(under.geometry.required_subgroup_size, 64u);
 }
 
@@ -239,7 +239,7 @@ TEST(PlannerRules, SubgroupCapableWhenRegistersCannotHoldTheRow) {
 TEST(PlannerRules, VaryingSubgroupSizeWithoutControlFallsBackToStreaming) {
   DeviceCaps c = amd_like();
   c.subgroup_size_control = false;
-  auto p = plan_text(c, decode(32, 32, 8, 128, 4096));
+  auto p = plan_text(c, decode(32, 32, 8, 128, 128));
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_EQ(p.reason, "decode_streaming_fallback");
   for (const char* v : {"decode_subgroup_f32", "decode_online_f32", "decode_online_split_f32"}) {
@@ -250,7 +250,7 @@ TEST(PlannerRules, VaryingSubgroupSizeWithoutControlFallsBackToStreaming) {
 
 // Selects decode_streaming: a device without subgroup arithmetic, batch filling it.
 TEST(PlannerRules, DecodeStreamingFallbackWithoutSubgroupOps) {
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096));  // 256 workgroups >= 48
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128));  // one chunk: no split
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_EQ(p.reason, "decode_streaming_fallback");
   EXPECT_EQ(p.geometry.required_subgroup_size, 0u);
@@ -400,7 +400,7 @@ TEST(PlannerOverride, ForcedEligibleVariantWins) {
 TEST(PlannerOverride, IneligibleNonStrictFallsBackWithOneWarning) {
   PlanOptions o;
   o.variant = "decode_subgroup_f32";
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096), o);
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128), o);
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_THAT(p.reason, StartsWith("override_fallback"));
   EXPECT_EQ(p.reason, "override_fallback: decode_streaming_fallback");
@@ -539,7 +539,7 @@ TEST(PlannerOverride, AdaptiveSwapOfStreamingPrefillOnShortPrompts) {
 // ---- explain and JSON -------------------------------------------------------
 
 TEST(PlannerExplain, NamesWinnerAndEveryCandidate) {
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096));
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128));
   const std::string text = explain(p);
   EXPECT_THAT(text, HasSubstr("chosen: decode_streaming_f32 (decode_streaming_fallback)"));
   EXPECT_THAT(text, HasSubstr("* decode_streaming_f32"));
@@ -555,7 +555,7 @@ TEST(PlannerExplain, NamesWinnerAndEveryCandidate) {
 TEST(PlannerExplain, JsonNamesWinnerCandidatesAndWarnings) {
   PlanOptions o;
   o.variant = "decode_subgroup_f32";
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 4096), o);
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128), o);
   auto j = nlohmann::json::parse(plan_to_json(p));
   EXPECT_EQ(j.at("variant"), "decode_streaming_f32");
   EXPECT_EQ(j.at("reason"), "override_fallback: decode_streaming_fallback");

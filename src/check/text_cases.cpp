@@ -261,6 +261,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
       c.kv = v.kv;
       c.variant = v.name;
       c.logit_scale = 2.0f;
+      if (v.kind == planner::Kind::split) c.splits = 3;  // several splits even on this short KV
       set_layout(c, layout);
       planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
                                c.params.head_dim, 77, c.q, c.kv};

@@ -196,7 +196,11 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   if (split) {
     std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
     rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
-    rspec[TEXT_SC_WG_SIZE] = std::min(64u, std::max(1u, p.head_dim / 4));
+    // A power of two (for the max tree) up to 256; Vulkan guarantees 128
+    // invocations, which covers D/4 <= 128 columns.
+    uint32_t wg = 1;
+    while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
+    rspec[TEXT_SC_WG_SIZE] = wg;
     rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
     const vk::Pipeline& reduce = rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
     buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
