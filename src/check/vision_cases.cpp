@@ -238,7 +238,7 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     }
     if (v.dtype != DType::f32 && !full) continue;
     for (uint32_t d : {256u, 192u, 128u}) {
-      VisionCase c = make(full ? 2304 : 37, 2, d, v.dtype);
+      VisionCase c = make(full ? 1000 : 37, 2, d, v.dtype);
       c.variant = v.name;
       if (!runnable(v, caps, c)) continue;
       c.name = fmt::format("{} P{} D{}", v.name, c.params.patches, d);
@@ -281,8 +281,8 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     gemma.params.scale = 1.0f;
     gemma.logit_scale = 0.125f;
     add(gemma);
-    add(make(4096, 16, 128, DType::f16));
-    add(make(9216, 4, 72, DType::f32));
+    add(make(4096, 8, 128, DType::f16));  // heads kept low: the float64 oracle runs on one CPU core
+    add(make(9216, 2, 72, DType::f32));
     VisionCase hd = make(4096, 4, 256, DType::f16);
     hd.params.layout = VisionLayout::hpd;
     add(hd);
