@@ -48,6 +48,7 @@ struct DeviceCaps {
   uint32_t max_workgroup_size[3] = {128, 128, 64};
   uint32_t max_workgroup_count[3] = {65535, 65535, 65535};
   uint64_t max_storage_buffer_range = 1ull << 27;
+  uint32_t min_storage_buffer_offset_alignment = 256;  // the largest the spec allows
   uint64_t max_allocation_bytes = 1ull << 30;
   uint64_t device_local_bytes = 0;
   uint32_t max_push_constants_bytes = 128;

@@ -29,6 +29,9 @@ class Tensor {
   uint64_t elements() const { return element_count(shape_); }
   // The same memory seen with another shape (element count must fit).
   Tensor reshaped(Shape shape) const;
+  // vkattn's allocation behind the tensor (null for wrapped caller buffers);
+  // recorders hold it so a tensor freed after recording stays valid until reset.
+  const std::shared_ptr<vk::Allocation>& allocation() const { return owner_; }
 
  private:
   std::shared_ptr<vk::Allocation> owner_;  // null for wrapped caller buffers

@@ -48,6 +48,7 @@ static void for_each_field(Caps& c, F&& f) {
   f("max_shared_memory_bytes", c.max_shared_memory_bytes);
   f("max_workgroup_invocations", c.max_workgroup_invocations);
   f("max_storage_buffer_range", c.max_storage_buffer_range);
+  f("min_storage_buffer_offset_alignment", c.min_storage_buffer_offset_alignment);
   f("max_allocation_bytes", c.max_allocation_bytes);
   f("device_local_bytes", c.device_local_bytes);
   f("max_push_constants_bytes", c.max_push_constants_bytes);

@@ -112,6 +112,7 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
     c.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
   }
   c.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  c.min_storage_buffer_offset_alignment = static_cast<uint32_t>(p.limits.minStorageBufferOffsetAlignment);
   c.max_allocation_bytes = m3.maxMemoryAllocationSize;
   c.max_push_constants_bytes = p.limits.maxPushConstantsSize;
   c.compute_units = has_sm_builtins ? sm.shaderSMCount : 0;

@@ -76,6 +76,7 @@ void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indire
   for (auto& b : buffers) {
     if (b.access != Access::read) written_.insert(b.buffer);
     if (b.access != Access::write) read_.insert(b.buffer);
+    if (b.keep) retained_.push_back(b.keep);
   }
 }
 
@@ -250,6 +251,7 @@ void RecorderImpl::reset() {
   pools_.clear();
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   scratch_.clear();
+  retained_.clear();
   sets_in_last_pool_ = 0;
   next_query_ = 0;
   queries_reset_ = false;

@@ -29,9 +29,12 @@ struct BufferRef {
   VkDeviceSize offset = 0;
   VkDeviceSize range = 0;
   Access access = Access::read;
+  // vkattn's memory behind the buffer, held by the recorder until reset() so a
+  // tensor dropped after recording stays valid for the recorded commands.
+  std::shared_ptr<Allocation> keep;
 };
 
-inline BufferRef ref(const Tensor& t, Access a) { return {t.buffer(), t.offset(), t.bytes(), a}; }
+inline BufferRef ref(const Tensor& t, Access a) { return {t.buffer(), t.offset(), t.bytes(), a, t.allocation()}; }
 
 class RecorderImpl {
  public:
@@ -84,6 +87,7 @@ class RecorderImpl {
   bool queries_reset_ = false;
   std::set<VkBuffer> written_, read_;
   std::vector<std::shared_ptr<Allocation>> scratch_;
+  std::vector<std::shared_ptr<Allocation>> retained_;
   bool first_command_ = true;
   uint32_t dispatches_ = 0;
 };

@@ -243,8 +243,11 @@ Tensor Context::wrap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes, D
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("bytes: expected at least {} for {} {}, got {}", need, to_string(dtype),
                             shape_to_string(shape), bytes));
-  if (offset % 4)
-    throw Error(ErrorKind::invalid_argument, fmt::format("offset: expected a multiple of 4, got {}", offset));
+  const uint32_t align = std::max(4u, caps().min_storage_buffer_offset_alignment);
+  if (offset % align)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("offset: expected a multiple of {} (the device's storage-buffer offset alignment), got {}",
+                            align, offset));
   return Tensor(nullptr, buffer, offset, bytes, dtype, std::move(shape));
 }
 
