@@ -81,6 +81,7 @@ struct Rule {
   const char* family;
   const char* reason;
   bool (*applies)(const VisionShape&, const VisionGeometry&);
+  const char* when;  // the condition, for explaining rows passed over
 };
 
 bool always(const VisionShape&, const VisionGeometry&) { return true; }
@@ -92,19 +93,20 @@ bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patche
 
 constexpr Rule kRules[] = {
     {"vision_flash_sg_f16s_q16_t64", "subgroup reductions and unshrunk 64-key f16 tiles for >= 1024 patches",
-     many_patches},
-    {"vision_flash_sg_q16", "subgroup reductions, 16 queries per 32-key f32 tile", wide_tiles},
-    {"vision_flash_q8_t64", "unshrunk 64-key f32 tiles for >= 1024 patches", many_patches},
-    {"vision_flash_q16", "16 queries share each unshrunk 32-key f32 tile", wide_tiles},
+     many_patches, ">= 1024 patches"},
+    {"vision_flash_sg_q16", "subgroup reductions, 16 queries per 32-key f32 tile", wide_tiles,
+     ">= 64 patches and 32-key tiles"},
+    {"vision_flash_q8_t64", "unshrunk 64-key f32 tiles for >= 1024 patches", many_patches, ">= 1024 patches"},
+    {"vision_flash_q16", "16 queries share each unshrunk 32-key f32 tile", wide_tiles, ">= 64 patches and 32-key tiles"},
     {"vision_flash_f16s_q16", "f32 tiles would shrink below 32 keys at this head dim; f16 tiles stay wide",
-     wide_tiles},
-    {"vision_flash_q8", "8 queries per K/V tile of >= 16 keys", eight_queries_16_keys},
+     wide_tiles, ">= 64 patches and 32-key tiles"},
+    {"vision_flash_q8", "8 queries per K/V tile of >= 16 keys", eight_queries_16_keys, ">= 8 patches and 16-key tiles"},
     {"vision_flash_f16s_q8", "f32 tiles would shrink below 16 keys at this head dim; f16 tiles stay wider",
-     eight_queries_16_keys},
-    {"vision_flash_q8", "8 queries per K/V tile (narrow: shared memory is short)", eight_queries},
-    {"vision_flash_q4", "4 queries per K/V tile (few patches)", four_queries},
-    {"vision_flash_q1", "one query per workgroup (fewer than 4 patches)", always},
-    {"vision_reference", "reference fallback: no flash tile fits the device", always},
+     eight_queries_16_keys, ">= 8 patches and 16-key tiles"},
+    {"vision_flash_q8", "8 queries per K/V tile (narrow: shared memory is short)", eight_queries, ">= 8 patches"},
+    {"vision_flash_q4", "4 queries per K/V tile (few patches)", four_queries, ">= 4 patches"},
+    {"vision_flash_q1", "one query per workgroup (fewer than 4 patches)", always, ""},
+    {"vision_reference", "reference fallback: no flash tile fits the device", always, ""},
 };
 
 const VisionVariant* variant_of(const std::string& family, DType d) {
@@ -150,10 +152,20 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const VisionVariant* v = variant_of(rule.family, s.dtype);
     if (!v) continue;
     auto g = vision_geometry(*v, caps, s);
-    if (!g.geometry || !rule.applies(s, *g.geometry)) continue;
+    if (!g.geometry) continue;
+    if (!rule.applies(s, *g.geometry)) {
+      // An eligible row an earlier rule passed over: say what that rule wanted.
+      for (auto& c : plan.candidates)
+        if (c.variant == v->name && c.why == "eligible")
+          c.why = fmt::format("eligible; passed over: its rule wants {} (call: {} patches, {}-key tiles here)",
+                              rule.when, s.patches, g.geometry->tile);
+      continue;
+    }
     plan.variant = v;
     plan.geometry = *g.geometry;
     plan.reason = options.variant.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    for (auto& c : plan.candidates)
+      if (c.why == "eligible" && c.variant != v->name) c.why = "eligible; an earlier rule chose the winner";
     log_selection_once("vision", v->name, plan.reason);
     return plan;
   }
