@@ -239,7 +239,7 @@ TEST(PlannerRules, SubgroupCapableWhenRegistersCannotHoldTheRow) {
 TEST(PlannerRules, VaryingSubgroupSizeWithoutControlFallsBackToStreaming) {
   DeviceCaps c = amd_like();
   c.subgroup_size_control = false;
-  auto p = plan_text(c, decode(32, 32, 8, 128, 128));
+  auto p = plan_text(c, decode(32, 32, 8, 64, 128));
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_EQ(p.reason, "decode_streaming_fallback");
   for (const char* v : {"decode_subgroup_f32", "decode_online_f32", "decode_online_split_f32"}) {
@@ -250,7 +250,7 @@ TEST(PlannerRules, VaryingSubgroupSizeWithoutControlFallsBackToStreaming) {
 
 // Selects decode_streaming: a device without subgroup arithmetic, batch filling it.
 TEST(PlannerRules, DecodeStreamingFallbackWithoutSubgroupOps) {
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128));  // one chunk: no split
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 64, 128));  // one chunk: no split; below chunked's 128
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_EQ(p.reason, "decode_streaming_fallback");
   EXPECT_EQ(p.geometry.required_subgroup_size, 0u);
@@ -264,30 +264,32 @@ TEST(PlannerRules, SubgroupSizeThatDoesNotDivideTheWorkgroupIsIneligible) {
   DeviceCaps c = no_subgroup();
   c.subgroup_arithmetic = true;
   c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 256;
-  auto p = plan_text(c, decode(32, 32, 8, 128, 64));
+  auto p = plan_text(c, decode(32, 32, 8, 64, 64));
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_THAT(candidate(p, "decode_subgroup_f32").why, HasSubstr("subgroup size 256 does not divide 128"));
 }
 
-// Selects decode_streaming on the 16 KiB device: D512 rows fit only with 1-key tiles.
-TEST(PlannerRules, DecodeStreamingWhenSharedMemoryTooSmallForTiles) {
+// Selects decode_chunked on the 16 KiB device: D512 shared tiles would hold 2
+// keys; lanes across the head dimension need no tiles.
+TEST(PlannerRules, DecodeChunkedWhenSharedMemoryTooSmallForTiles) {
   auto p = plan_text(small_shared(), decode(1, 4, 4, 512, 4096));
-  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
-  EXPECT_EQ(p.reason, "decode_streaming_fallback");
+  EXPECT_EQ(p.variant->name, "decode_chunked_f32");
+  EXPECT_THAT(p.reason, StartsWith("chunked"));
   EXPECT_THAT(candidate(p, "decode_split_f32").why, HasSubstr("bytes of shared memory"));
   EXPECT_THAT(candidate(p, "decode_split_f32").why, HasSubstr("device has 16384"));
   EXPECT_LE(p.geometry.shared_bytes, 16384u);
-  EXPECT_EQ(p.geometry.tile_keys, 2u);
+  EXPECT_EQ(p.geometry.workgroup_size, 128u);  // D/4 lanes
+  EXPECT_TRUE(candidate(p, "decode_streaming_f32").eligible);
 }
 
-// Selects decode_streaming on a 4 KiB device with subgroups: merging four
-// subgroups' D256 rows needs 4128 B, the shared-tile variants more.
+// On a 4 KiB device with subgroups: merging four subgroups' D256 rows needs
+// 4128 B, the shared-tile variants more; decode_chunked's one group fits.
 TEST(PlannerRules, RegistersOnlineNeedsSharedMemoryToMerge) {
   DeviceCaps c = amd_like();
   c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
   c.max_shared_memory_bytes = 4096;
   auto p = plan_text(c, decode(64, 8, 8, 256, 4096));
-  EXPECT_EQ(p.variant->name, "decode_streaming_f32");
+  EXPECT_EQ(p.variant->name, "decode_chunked_f32");
   EXPECT_EQ(candidate(p, "decode_online_f32").why, "needs 4128 bytes of shared memory to merge subgroups, device has 4096");
   EXPECT_THAT(candidate(p, "decode_subgroup_f32").why, HasSubstr("device has 4096"));
 }
@@ -295,7 +297,7 @@ TEST(PlannerRules, RegistersOnlineNeedsSharedMemoryToMerge) {
 TEST(PlannerRules, WorkgroupShrinksToDeviceLimit) {
   DeviceCaps c = no_subgroup();
   c.max_workgroup_invocations = 96;  // not a power of two: 64
-  auto p = plan_text(c, decode(32, 32, 8, 128, 64));
+  auto p = plan_text(c, decode(32, 32, 8, 64, 64));
   EXPECT_EQ(p.geometry.workgroup_size, 64u);
 }
 
@@ -400,7 +402,7 @@ TEST(PlannerOverride, ForcedEligibleVariantWins) {
 TEST(PlannerOverride, IneligibleNonStrictFallsBackWithOneWarning) {
   PlanOptions o;
   o.variant = "decode_subgroup_f32";
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128), o);
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 64, 128), o);
   EXPECT_EQ(p.variant->name, "decode_streaming_f32");
   EXPECT_THAT(p.reason, StartsWith("override_fallback"));
   EXPECT_EQ(p.reason, "override_fallback: decode_streaming_fallback");
@@ -510,10 +512,10 @@ TEST(PlannerOverride, PathEntryIneligibleStrictThrows) {
   PlanOptions o;
   o.path = {{Phase::decode, {0}, "decode_subgroup_f32"}};
   o.strict = true;
-  Error e = expect_error([&] { plan_text(no_subgroup(), decode(32, 32, 8, 128, 64), o); });
+  Error e = expect_error([&] { plan_text(no_subgroup(), decode(32, 32, 8, 64, 64), o); });
   EXPECT_THAT(e.what(), HasSubstr("decode_subgroup_f32"));
   o.layer = 7;  // entry does not match: the rules decide, no error
-  EXPECT_EQ(plan_text(no_subgroup(), decode(32, 32, 8, 128, 64), o).variant->name, "decode_streaming_f32");
+  EXPECT_EQ(plan_text(no_subgroup(), decode(32, 32, 8, 64, 64), o).variant->name, "decode_streaming_f32");
 }
 
 TEST(PlannerOverride, AdaptiveSwapOfStreamingPrefillOnShortPrompts) {
@@ -539,7 +541,7 @@ TEST(PlannerOverride, AdaptiveSwapOfStreamingPrefillOnShortPrompts) {
 // ---- explain and JSON -------------------------------------------------------
 
 TEST(PlannerExplain, NamesWinnerAndEveryCandidate) {
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128));
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 64, 128));
   const std::string text = explain(p);
   EXPECT_THAT(text, HasSubstr("chosen: decode_streaming_f32 (decode_streaming_fallback)"));
   EXPECT_THAT(text, HasSubstr("* decode_streaming_f32"));
@@ -555,7 +557,7 @@ TEST(PlannerExplain, NamesWinnerAndEveryCandidate) {
 TEST(PlannerExplain, JsonNamesWinnerCandidatesAndWarnings) {
   PlanOptions o;
   o.variant = "decode_subgroup_f32";
-  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 128, 128), o);
+  auto p = plan_text(no_subgroup(), decode(32, 32, 8, 64, 128), o);
   auto j = nlohmann::json::parse(plan_to_json(p));
   EXPECT_EQ(j.at("variant"), "decode_streaming_f32");
   EXPECT_EQ(j.at("reason"), "override_fallback: decode_streaming_fallback");

@@ -252,7 +252,8 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   for (const auto& v : planner::text_variants()) {
     for (KvLayout layout : layouts) {
       const bool decode = v.phase == Phase::decode;
-      TextCase c = decode ? make(2, 1, 8, 2, 64, 77) : make(1, 19, 4, 2, 64, 40);
+      const uint32_t d = std::max(64u, v.min_head_dim);
+      TextCase c = decode ? make(2, 1, 8, 2, d, 77) : make(1, 19, 4, 2, d, 40);
       c.params.causal = !decode;
       c.params.start_pos = {decode ? 76u : 21u};
       c.params.kv_len = {decode ? 77u : 40u};
@@ -272,7 +273,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
 
   // 2. Features across head dims and GQA ratios, planner's choice, every dtype pair.
-  const uint32_t dims[] = {64, 128, 256};
+  const uint32_t dims[] = {64, 80, 96, 128, 256};
   const uint32_t ratios[] = {1, 4, 8};
   for (uint32_t d : dims) {
     for (uint32_t ratio : ratios) {

@@ -54,6 +54,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   if (s.head_dim % 8 != 0 || s.head_dim == 0)
     return no(fmt::format("needs head_dim a multiple of 8, got {}", s.head_dim));
   if (s.head_dim > v.max_head_dim) return no(fmt::format("needs head_dim <= {}, got {}", v.max_head_dim, s.head_dim));
+  if (s.head_dim < v.min_head_dim) return no(fmt::format("needs head_dim >= {}, got {}", v.min_head_dim, s.head_dim));
   if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
     return no("needs subgroup arithmetic in compute shaders, device has none");
 
@@ -77,16 +78,25 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
       return no("needs a fixed subgroup size (varying sizes without subgroup size control)");
   }
   if (v.engine == Engine::registers_online) {
-    // Subgroups of the reported size, four per workgroup; a lane holds
-    // ceil(D/4 / subgroup) vec4 slices of each query head's accumulator.
-    const uint32_t sg = caps.subgroup_size;
+    // With subgroups: four of the reported size per workgroup. Without: the
+    // workgroup is one group of lanes, a power of two covering D/4. Either way a
+    // lane holds ceil(D/4 / lanes) vec4 slices of each query head's accumulator.
+    uint32_t sg = caps.subgroup_size;
+    if (!v.needs_subgroup_arithmetic) {
+      sg = 32;
+      while (sg < s.head_dim / 4) sg *= 2;
+      sg = std::min(sg, floor_pow2(caps.max_workgroup_invocations));
+    }
     const uint32_t slices = (s.head_dim / 4 + sg - 1) / sg;
-    g.workgroup_size = std::min(4 * sg, floor_pow2(caps.max_workgroup_invocations) / sg * sg);
+    g.workgroup_size = v.needs_subgroup_arithmetic
+                           ? std::min(4 * sg, floor_pow2(caps.max_workgroup_invocations) / sg * sg)
+                           : sg;
     g.head_group = largest_divisor_at_most(gqa, std::max(1u, std::min(v.target_rows, 8 / slices)));
     g.tile_keys = v.max_tile_keys;
     g.acc_chunks = slices;
     const uint32_t nsg = g.workgroup_size / sg;
-    g.shared_bytes = nsg * g.head_group * (s.head_dim / 4 * 16 + 8);
+    g.shared_bytes = nsg * g.head_group * (s.head_dim / 4 * 16 + 8) +
+                     (v.needs_subgroup_arithmetic ? 0 : g.head_group * g.tile_keys * g.workgroup_size * 4);
     if (g.shared_bytes > caps.max_shared_memory_bytes)
       return no(fmt::format("needs {} bytes of shared memory to merge subgroups, device has {}", g.shared_bytes,
                             caps.max_shared_memory_bytes));
@@ -131,6 +141,7 @@ constexpr Rule kRules[] = {
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
     {"decode_online", "subgroup_online: subgroups stream K/V through registers", always},
     {"decode_subgroup", "subgroup_capable", always},
+    {"decode_chunked", "chunked: lanes across head_dim >= 128 without subgroup operations", always},
     {"decode_streaming", "decode_streaming_fallback", always},
     {"prefill_tiled_large", "tiled_large_capable", always},
     {"prefill_tiled_small", "tiled_small_capable", always},
@@ -173,6 +184,15 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
                                                         "has {}",
                                                         o.tile_keys, need, caps.max_shared_memory_bytes));
       g.shared_bytes = need;
+    } else if (!plan.variant->needs_subgroup_arithmetic) {
+      // decode_chunked sums lane partials for every (head, key) of a step in shared memory.
+      const uint32_t need = g.shared_bytes + g.head_group * g.workgroup_size * 4 * (o.tile_keys - g.tile_keys);
+      if (o.tile_keys > g.tile_keys && need > caps.max_shared_memory_bytes)
+        throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {} keys need {} bytes of shared memory, device "
+                                                        "has {}",
+                                                        o.tile_keys, need, caps.max_shared_memory_bytes));
+      g.shared_bytes = g.shared_bytes - g.head_group * g.workgroup_size * 4 * g.tile_keys +
+                       g.head_group * g.workgroup_size * 4 * o.tile_keys;
     }
     g.tile_keys = o.tile_keys;
   }

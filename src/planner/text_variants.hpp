@@ -32,6 +32,7 @@ struct TextVariant {
   Engine engine;
   DType q, kv;               // accepted input dtypes (output follows Q unless asked)
   bool needs_subgroup_arithmetic;
+  uint32_t min_head_dim;
   uint32_t max_head_dim;
   uint32_t target_rows;      // query rows (positions x GQA heads) per workgroup
   uint32_t max_tile_keys;    // keys staged per step, shrunk to fit shared memory

@@ -12,9 +12,15 @@
 //   step 3: online softmax update (running max m, running sum l, rescaled acc).
 // At the end the subgroups' (m, l, acc) are merged through shared memory, and
 // the result is written (or, with SPLIT, left for text_split_reduce.comp).
+//
+// Built without USE_SUBGROUP (decode_chunked, for devices without subgroup
+// arithmetic) the whole workgroup is one group of lanes across the head
+// dimension and the lane sums go through a shared-memory tree instead.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef USE_SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 #include "text_attention_interface.h"
 #include "text_common.glsl"
@@ -28,7 +34,11 @@ layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+#ifdef USE_SUBGROUP
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
+#else
+const uint SG = WG;  // one group of lanes: the workgroup
+#endif
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -52,6 +62,9 @@ const uint NSG = WG / SG;             // subgroups per workgroup
 const uint INVALID_POS = 0xffffffffu;
 const float NEG_INF = -1.0 / 0.0;
 
+#ifndef USE_SUBGROUP
+shared float lane_part[HEAD_GROUP * KB * WG];
+#endif
 shared float merge_m[NSG * HEAD_GROUP];
 shared float merge_l[NSG * HEAD_GROUP];
 shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
@@ -80,8 +93,13 @@ uint kv_row_elem(uint b, uint kvh, uint pos) {
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
+#ifdef USE_SUBGROUP
   const uint lane = gl_SubgroupInvocationID;
   const uint sg = gl_SubgroupID;
+#else
+  const uint lane = tid;
+  const uint sg = 0;
+#endif
   const uint qi = gl_WorkGroupID.x;
   const uint groups_per_kv = (pc.num_heads / pc.num_kv_heads) / HEAD_GROUP;
   const uint kvh = gl_WorkGroupID.y / groups_per_kv;
@@ -160,14 +178,37 @@ void main() {
         vr[kk][c] = in_row ? load_slice(false, base, ci) : vec4(0.0);
       }
     }
-    // Steps 2 and 3 per query head.
+    // Step 2: partial dot products, then their sums across the lanes.
+    float part[HEAD_GROUP][KB];
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g)
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
+        float d = 0.0;
+        [[unroll]] for (uint c = 0; c < CPL; ++c) d += dot(q[g][c], kr[kk][c]);
+        part[g][kk] = d;
+      }
+#ifdef USE_SUBGROUP
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g)
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) part[g][kk] = subgroupAdd(part[g][kk]);
+#else
+    // Every lane reaches these barriers: the whole workgroup walks one key sequence.
+    barrier();
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g)
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) lane_part[(g * KB + kk) * WG + tid] = part[g][kk];
+    barrier();
+    for (uint stride = WG / 2; stride > 0; stride /= 2) {
+      if (tid < stride)
+        for (uint i = 0; i < HEAD_GROUP * KB; ++i) lane_part[i * WG + tid] += lane_part[i * WG + tid + stride];
+      barrier();
+    }
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g)
+      [[unroll]] for (uint kk = 0; kk < KB; ++kk) part[g][kk] = lane_part[(g * KB + kk) * WG];
+#endif
+    // Step 3: online softmax per query head.
     [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
       float s[KB];
       float m_new = m[g];
       [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
-        float part = 0.0;
-        [[unroll]] for (uint c = 0; c < CPL; ++c) part += dot(q[g][c], kr[kk][c]);
-        float sc = subgroupAdd(part);
+        float sc = part[g][kk];
         if (pc.softcap > 0.0) sc = pc.softcap * tanh(sc / pc.softcap);
         s[kk] = ok[kk] ? sc : NEG_INF;
         m_new = max(m_new, s[kk]);
