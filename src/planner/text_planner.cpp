@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "planner/geometry_rules.hpp"
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -11,12 +13,6 @@
 namespace vkattn::planner {
 
 namespace {
-
-uint32_t floor_pow2(uint32_t x) {
-  uint32_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return x == 0 ? 0 : p;
-}
 
 uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
   for (uint32_t d = std::min(n, cap); d > 1; --d)
@@ -69,13 +65,8 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   }
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.needs_subgroup_arithmetic) {
-    if (caps.subgroup_size == 0 || g.workgroup_size % caps.subgroup_size != 0)
-      return no(fmt::format("needs a workgroup of whole subgroups; subgroup size {} does not divide {}",
-                            caps.subgroup_size, g.workgroup_size));
-    // Full subgroups of the reported size, so gl_SubgroupID * size covers the workgroup.
-    if (caps.subgroup_size_control) g.required_subgroup_size = caps.subgroup_size;
-    else if (caps.min_subgroup_size != caps.max_subgroup_size)
-      return no("needs a fixed subgroup size (varying sizes without subgroup size control)");
+    std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
+    if (!why.empty()) return no(why);
   }
   if (v.engine == Engine::registers_online) {
     // With subgroups: four of the reported size per workgroup. Without: the

@@ -1,0 +1,25 @@
+#include "planner/geometry_rules.hpp"
+
+#include <fmt/format.h>
+
+namespace vkattn::planner {
+
+uint32_t floor_pow2(uint32_t x) {
+  uint32_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return x == 0 ? 0 : p;
+}
+
+std::string require_full_subgroups(const DeviceCaps& caps, uint32_t workgroup_size, uint32_t& required_size) {
+  required_size = 0;
+  if (caps.subgroup_size == 0 || workgroup_size % caps.subgroup_size != 0)
+    return fmt::format("needs a workgroup of whole subgroups; subgroup size {} does not divide {}",
+                       caps.subgroup_size, workgroup_size);
+  // Full subgroups of the reported size (32 on NVIDIA, 64 on AMD wave64, 8 on lavapipe).
+  if (caps.subgroup_size_control) required_size = caps.subgroup_size;
+  else if (caps.min_subgroup_size != caps.max_subgroup_size)
+    return "needs a fixed subgroup size (varying sizes without subgroup size control)";
+  return "";
+}
+
+}  // namespace vkattn::planner

@@ -1,0 +1,20 @@
+// Device rules every planner applies when it sizes a workgroup.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "vkattn/caps.hpp"
+
+namespace vkattn::planner {
+
+// Largest power of two <= x (0 for 0).
+uint32_t floor_pow2(uint32_t x);
+
+// A subgroup kernel needs whole subgroups of one known size: gl_SubgroupID *
+// size must cover the workgroup. Returns "" and sets `required_size` (the size
+// to request, 0 when the device's size is fixed anyway), or the reason the
+// device cannot run it.
+std::string require_full_subgroups(const DeviceCaps& caps, uint32_t workgroup_size, uint32_t& required_size);
+
+}  // namespace vkattn::planner
