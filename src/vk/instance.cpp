@@ -69,7 +69,13 @@ Instance::Instance(bool validation) {
   dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   dbg.pfnUserCallback = on_validation_message;
-  if (validation) info.pNext = &dbg;
+  // Synchronization validation too, so a missing barrier fails the tests even
+  // on devices that happen to run dispatches in order (lavapipe).
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, &dbg};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+  if (validation) info.pNext = &features;
   VkResult r = vkCreateInstance(&info, nullptr, &instance_);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
     throw Error(ErrorKind::no_device,

@@ -1,0 +1,146 @@
+// The recorder: many dependent dispatches in one command buffer, memory kept
+// alive until reset, reuse after reset, timestamps, and allocation failure.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "reference/text_reference.hpp"
+#include "reference/tolerance.hpp"
+#include "test_context.hpp"
+#include "vk/recorder_impl.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/text.hpp"
+
+namespace vkattn {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<float> normal_values(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Decode over a 48-key contiguous cache: H4/Hkv2, D64, one sequence.
+TextAttentionParams decode_params() {
+  TextAttentionParams p;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.kv_capacity = 48;
+  p.kv_len = {48};
+  p.start_pos = {47};
+  p.causal = true;
+  return p;
+}
+
+class Recording : public testing::GpuTest {};
+
+// Three calls chained through their outputs in one recording: each reads what
+// the previous one wrote, so only correct barriers give the oracle's chain.
+TEST_F(Recording, DependentCallsInOneCommandBuffer) {
+  const TextAttentionParams p = decode_params();
+  const size_t nq = 4 * 64, nkv = 48 * 2 * 64;
+  auto q0 = normal_values(1, nq), k = normal_values(2, nkv), v = normal_values(3, nkv);
+  Context& c = ctx();
+  Tensor kt = c.tensor(DType::f32, {1, 48, 2, 64}), vt = c.tensor(DType::f32, {1, 48, 2, 64});
+  std::vector<Tensor> chain;
+  for (int i = 0; i < 4; ++i) chain.push_back(c.tensor(DType::f32, {1, 1, 4, 64}));
+  c.upload(chain[0], q0);
+  c.upload(kt, k);
+  c.upload(vt, v);
+
+  Recorder rec(c);
+  for (int i = 0; i < 3; ++i) {
+    TextAttentionTensors t;
+    t.q = chain[i];
+    t.k = kt;
+    t.v = vt;
+    t.out = chain[i + 1];
+    text_attention(rec, p, t);
+  }
+  rec.run();
+
+  std::vector<float> q = q0;
+  for (int i = 0; i < 3; ++i) {
+    auto want = reference::text_attention(p, q, k, v);
+    q.assign(want.begin(), want.end());
+  }
+  auto got = c.download_as<float>(chain[3]);
+  auto r = reference::compare(got, std::vector<double>(q.begin(), q.end()), {1e-4});
+  EXPECT_TRUE(r.passed) << reference::to_string(r, {1e-4});
+}
+
+// Tensors dropped after recording stay valid: the recorder holds their memory.
+TEST_F(Recording, HoldsTheMemoryOfWhatItRecorded) {
+  const TextAttentionParams p = decode_params();
+  Context& c = ctx();
+  auto q = normal_values(4, 4 * 64), k = normal_values(5, 48 * 2 * 64), v = normal_values(6, 48 * 2 * 64);
+  Tensor out = c.tensor(DType::f32, {1, 1, 4, 64});
+  Recorder rec(c);
+  {
+    TextAttentionTensors t;
+    t.q = c.tensor(DType::f32, {1, 1, 4, 64});
+    t.k = c.tensor(DType::f32, {1, 48, 2, 64});
+    t.v = c.tensor(DType::f32, {1, 48, 2, 64});
+    t.out = out;
+    c.upload(t.q, q);
+    c.upload(t.k, k);
+    c.upload(t.v, v);
+    text_attention(rec, p, t);
+  }  // q, k, v handles gone
+  rec.run();
+  auto want = reference::text_attention(p, q, k, v);
+  auto r = reference::compare(c.download_as<float>(out), want, {2e-5});
+  EXPECT_TRUE(r.passed) << reference::to_string(r, {2e-5});
+}
+
+// reset() discards the recording; the recorder records anew and times it.
+TEST_F(Recording, ResetRecordsAnewWithTimestamps) {
+  const TextAttentionParams p = decode_params();
+  Context& c = ctx();
+  TextAttentionTensors t;
+  t.q = c.tensor(DType::f32, {1, 1, 4, 64});
+  t.k = c.tensor(DType::f32, {1, 48, 2, 64});
+  t.v = c.tensor(DType::f32, {1, 48, 2, 64});
+  t.out = c.tensor(DType::f32, {1, 1, 4, 64});
+  c.upload(t.q, normal_values(7, 4 * 64));
+  c.upload(t.k, normal_values(8, 48 * 2 * 64));
+  c.upload(t.v, normal_values(9, 48 * 2 * 64));
+  Recorder rec(c);
+  text_attention(rec, p, t);
+  rec.run();
+  EXPECT_GE(rec.impl().dispatch_count(), 1u);
+  rec.reset();
+  EXPECT_EQ(rec.impl().dispatch_count(), 0u);
+  uint32_t a = rec.timestamp();
+  text_attention(rec, p, t);
+  uint32_t b = rec.timestamp();
+  rec.run();
+  EXPECT_GE(rec.elapsed_ms(a, b), 0.0);
+  // Recording after submit without reset is refused with a clear error.
+  try {
+    text_attention(rec, p, t);
+    FAIL() << "recording into a submitted command buffer was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("call reset() first"));
+  }
+}
+
+// Allocation failure surfaces as an Error, never as a crash.
+TEST_F(Recording, HugeAllocationIsAnError) {
+  try {
+    ctx().tensor(DType::f32, {1ull << 40});
+    FAIL() << "a 4 TiB tensor was allocated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::out_of_memory) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkattn
