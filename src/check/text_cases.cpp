@@ -1,4 +1,5 @@
 #include "check/text_cases.hpp"
+#include "check/timing.hpp"
 
 #include <fmt/format.h>
 
@@ -79,11 +80,6 @@ std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) 
   return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 std::string describe(const TextCase& c) {
@@ -159,14 +155,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     r.variant = info.variant;
     r.reason = info.reason;
     rec.run();
-    if (timed) {
-      std::vector<double> ms;
-      for (int i = 0; i < timed_runs + 2; ++i) {
-        rec.run();
-        if (i >= 2) ms.push_back(rec.elapsed_ms(t0, t1));
-      }
-      r.gpu_ms = median(ms);
-    }
+    if (timed) r.gpu_ms = median_replay_ms(rec, t0, t1, timed_runs);
 
     std::vector<std::byte> out_bytes(t.out.bytes());
     ctx.download(t.out, out_bytes);

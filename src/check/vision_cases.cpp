@@ -1,4 +1,5 @@
 #include "check/vision_cases.hpp"
+#include "check/timing.hpp"
 
 #include <fmt/format.h>
 
@@ -65,16 +66,6 @@ std::vector<float> download(Context& ctx, const Tensor& t, size_t count) {
   return from_storage(t.dtype(), bytes, count);
 }
 
-double median_ms(Recorder& rec, uint32_t t0, uint32_t t1, int runs) {
-  std::vector<double> ms;
-  for (int i = 0; i < runs + 2; ++i) {
-    rec.run();
-    if (i >= 2) ms.push_back(rec.elapsed_ms(t0, t1));
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms.empty() ? 0.0 : ms[ms.size() / 2];
-}
-
 void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call) {
   Recorder rec(ctx);
   const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
@@ -82,7 +73,7 @@ void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const
   call(rec);
   const uint32_t t1 = timed ? rec.timestamp() : 0;
   rec.run();
-  if (timed) r.gpu_ms = median_ms(rec, t0, t1, options.timed_runs);
+  if (timed) r.gpu_ms = median_replay_ms(rec, t0, t1, options.timed_runs);
 }
 
 void judge(CheckResult& r, std::span<const float> got, const RunOptions& options,
