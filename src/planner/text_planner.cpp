@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "planner/geometry_rules.hpp"
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "planner/geometry_rules.hpp"
 #include "planner/selection_log.hpp"
 #include "vkattn/error.hpp"
 
@@ -31,15 +30,6 @@ uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
 constexpr uint32_t kSplitChunkKeys = 128;
 
 }  // namespace
-
-std::string_view to_string_kind(Kind k) {
-  switch (k) {
-    case Kind::streaming: return "streaming";
-    case Kind::tiled: return "tiled";
-    case Kind::split: return "split";
-  }
-  return "?";
-}
 
 GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s) {
   auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
