@@ -60,6 +60,30 @@ Tensor::Tensor(std::shared_ptr<vk::Allocation> owner, VkBuffer buffer, VkDeviceS
                DType dtype, Shape shape)
     : owner_(std::move(owner)), buffer_(buffer), offset_(offset), bytes_(bytes), dtype_(dtype), shape_(std::move(shape)) {}
 
+Shape Tensor::contiguous_strides(const Shape& shape) {
+  Shape s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+Shape Tensor::strides() const { return strides_.empty() ? contiguous_strides(shape_) : strides_; }
+
+Tensor Tensor::strided(Shape strides) const {
+  if (strides.size() != shape_.size())
+    throw Error(ErrorKind::invalid_argument, fmt::format("strides: expected {} values (one per dimension of {}), got {}",
+                                                         shape_.size(), shape_to_string(shape_), strides.size()));
+  uint64_t last = 0;
+  for (size_t i = 0; i < shape_.size(); ++i) last += (shape_[i] ? shape_[i] - 1 : 0) * strides[i];
+  if (dtype_storage_bytes(dtype_, last + 1) > bytes_)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("strides: expected the furthest element of {} with strides {} within {} bytes, got "
+                            "element {}",
+                            shape_to_string(shape_), shape_to_string(strides), bytes_, last));
+  Tensor t = *this;
+  t.strides_ = std::move(strides);
+  return t;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (dtype_storage_bytes(dtype_, element_count(shape)) > bytes_)
     throw Error(ErrorKind::invalid_argument,
@@ -67,6 +91,7 @@ Tensor Tensor::reshaped(Shape shape) const {
                             shape_to_string(shape)));
   Tensor t = *this;
   t.shape_ = std::move(shape);
+  t.strides_.clear();
   return t;
 }
 

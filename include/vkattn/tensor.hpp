@@ -29,6 +29,13 @@ class Tensor {
   uint64_t elements() const { return element_count(shape_); }
   // The same memory seen with another shape (element count must fit).
   Tensor reshaped(Shape shape) const;
+  // Element strides, one per dimension; row-major contiguous unless set.
+  Shape strides() const;
+  bool contiguous() const { return strides_.empty() || strides_ == contiguous_strides(shape_); }
+  // The same memory seen with explicit strides (in elements), e.g. Q, K and V
+  // as views into one fused projection buffer. The furthest element must fit.
+  Tensor strided(Shape strides) const;
+  static Shape contiguous_strides(const Shape& shape);
   // vkattn's allocation behind the tensor (null for wrapped caller buffers);
   // recorders hold it so a tensor freed after recording stays valid until reset.
   const std::shared_ptr<vk::Allocation>& allocation() const { return owner_; }
@@ -40,6 +47,7 @@ class Tensor {
   VkDeviceSize bytes_ = 0;
   DType dtype_ = DType::f32;
   Shape shape_;
+  Shape strides_;  // empty: contiguous
 };
 
 }  // namespace vkattn

@@ -63,20 +63,7 @@ shared float row_max[ROWS];
 shared float row_sum[ROWS];
 shared float row_alpha[ROWS];
 
-// Word index of the first uvec4 of key slot `pos` for sequence b, or INVALID_POS
-// when a paged table entry points outside the pool (never read out of bounds).
-uint kv_word_base(uint b, uint kvh, uint pos) {
-  uint row;
-  if (LAYOUT == TEXT_LAYOUT_PAGED) {
-    uint page = page_table[b * pc.max_pages + pos / pc.capacity];
-    if (page >= pc.num_pages) return INVALID_POS;
-    row = page * pc.capacity + pos % pc.capacity;
-  } else {
-    uint slot = LAYOUT == TEXT_LAYOUT_RING ? pos % pc.capacity : pos;
-    row = b * pc.capacity + slot;
-  }
-  return (row * pc.num_kv_heads + kvh) * KV_WORDS_PER_ROW;
-}
+#include "text_kv_addressing.glsl"
 
 bool visible(uint qpos, uint kpos) {
   if (kpos == INVALID_POS || qpos == INVALID_POS) return false;
@@ -135,7 +122,7 @@ void main() {
     uint qi = group_q + r / HEAD_GROUP;
     uint h = head0 + r % HEAD_GROUP;
     vec4 lo = vec4(0.0), hi = vec4(0.0);
-    if (qi < pc.seq_len) unpack_words(Q_TYPE, q_words[((b * pc.seq_len + qi) * pc.num_heads + h) * Q_WORDS_PER_ROW + w], lo, hi);
+    if (qi < pc.seq_len) unpack_words(Q_TYPE, q_words[q_row_elem(b, qi, h) / elems_per_word4(Q_TYPE) + w], lo, hi);
     if (Q_TYPE == TEXT_DT_F32) {
       q_tile[r * D4 + w] = lo;
     } else {
@@ -153,18 +140,18 @@ void main() {
     for (uint jj = tid; jj < TK; jj += WG) {
       int j = t0 + int(jj);
       uint pos = j < j_hi ? kv_start + uint(j) : INVALID_POS;
-      key_pos[jj] = (pos != INVALID_POS && kv_word_base(b, kvh, pos) != INVALID_POS) ? pos : INVALID_POS;
+      uint outer, inner;
+      key_pos[jj] = (pos != INVALID_POS && kv_coords(b, pos, outer, inner)) ? pos : INVALID_POS;
     }
     for (uint i = tid; i < TK * KV_WORDS_PER_ROW; i += WG) {
       uint jj = i / KV_WORDS_PER_ROW, w = i % KV_WORDS_PER_ROW;
       int j = t0 + int(jj);
       vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
-      if (j < j_hi) {
-        uint base = kv_word_base(b, kvh, kv_start + uint(j));
-        if (base != INVALID_POS) {
-          unpack_words(KV_TYPE, k_words[base + w], klo, khi);
-          unpack_words(KV_TYPE, v_words[base + w], vlo, vhi);
-        }
+      uint outer, inner;
+      if (j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner)) {
+        const uint epw = elems_per_word4(KV_TYPE);
+        unpack_words(KV_TYPE, k_words[k_row_elem(outer, inner, kvh) / epw + w], klo, khi);
+        unpack_words(KV_TYPE, v_words[v_row_elem(outer, inner, kvh) / epw + w], vlo, vhi);
       }
       if (KV_TYPE == TEXT_DT_F32) {
         k_tile[jj * K_STRIDE + w] = klo;
@@ -259,7 +246,7 @@ void main() {
     } else {
       float l = row_sum[r];
       vec4 o = l > 0.0 ? acc[a] / l : vec4(0.0);
-      uint chunk = ((b * pc.seq_len + qi) * pc.num_heads + h) * D4 + c;
+      uint chunk = o_row_elem(b, qi, h) / 4u + c;
       uvec4 w = pack_vec4(O_TYPE, o);
       if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
       else o_words2[chunk] = w.xy;

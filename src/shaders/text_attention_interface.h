@@ -71,6 +71,12 @@ TEXT_PUSH_STRUCT {
   float softcap;    // 0: none
   uint num_splits;  // KV splits (1 unless TEXT_SC_SPLIT)
   uint pad0;
+  // Element strides of dims 0-2 (the last dim is contiguous), multiples of 8:
+  // q and out [B, S, H]; k and v [B, C, Hkv] or, paged, [P, page_size, Hkv].
+  uint q_strides[3];
+  uint k_strides[3];
+  uint v_strides[3];
+  uint o_strides[3];
 }
 #ifdef __cplusplus
 ;

@@ -78,18 +78,7 @@ vec4 load_slice(bool is_k, uint row_elem, uint c) {
   return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
 }
 
-// First element of key slot `pos`, or INVALID_POS behind an out-of-range page.
-uint kv_row_elem(uint b, uint kvh, uint pos) {
-  uint row;
-  if (LAYOUT == TEXT_LAYOUT_PAGED) {
-    uint page = page_table[b * pc.max_pages + pos / pc.capacity];
-    if (page >= pc.num_pages) return INVALID_POS;
-    row = page * pc.capacity + pos % pc.capacity;
-  } else {
-    row = b * pc.capacity + (LAYOUT == TEXT_LAYOUT_RING ? pos % pc.capacity : pos);
-  }
-  return (row * pc.num_kv_heads + kvh) * D;
-}
+#include "text_kv_addressing.glsl"
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -135,7 +124,7 @@ void main() {
   // Q rows in registers, pre-scaled.
   vec4 q[HEAD_GROUP][CPL];
   [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
-    uint row = ((b * pc.seq_len + qi) * pc.num_heads + head0 + g) * D;
+    uint row = q_row_elem(b, qi, head0 + g);
     [[unroll]] for (uint c = 0; c < CPL; ++c) {
       uint ci = lane + c * SG;
       vec4 v = vec4(0.0);
@@ -169,13 +158,15 @@ void main() {
     bool ok[KB];
     [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
       int j = j0 + int(kk);
-      uint base = j < j_hi ? kv_row_elem(b, kvh, kv_start + uint(j)) : INVALID_POS;
-      ok[kk] = base != INVALID_POS;
+      uint outer, inner;
+      ok[kk] = j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner);
+      const uint k_base = ok[kk] ? k_row_elem(outer, inner, kvh) : 0u;
+      const uint v_base = ok[kk] ? v_row_elem(outer, inner, kvh) : 0u;
       [[unroll]] for (uint c = 0; c < CPL; ++c) {
         uint ci = lane + c * SG;
         bool in_row = ok[kk] && ci < D4;
-        kr[kk][c] = in_row ? load_slice(true, base, ci) : vec4(0.0);
-        vr[kk][c] = in_row ? load_slice(false, base, ci) : vec4(0.0);
+        kr[kk][c] = in_row ? load_slice(true, k_base, ci) : vec4(0.0);
+        vr[kk][c] = in_row ? load_slice(false, v_base, ci) : vec4(0.0);
       }
     }
     // Step 2: partial dot products, then their sums across the lanes.
@@ -258,7 +249,7 @@ void main() {
       if (ci == 0u) partial_ml[row] = vec2(mm, ll);
     } else {
       o = ll > 0.0 ? o / ll : vec4(0.0);
-      uint chunk = ((b * pc.seq_len + qi) * pc.num_heads + h) * D4 + ci;
+      uint chunk = o_row_elem(b, qi, h) / 4u + ci;
       uvec4 w = pack_vec4(O_TYPE, o);
       if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
       else o_words2[chunk] = w.xy;

@@ -20,6 +20,10 @@ layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[];
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) readonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) readonly buffer PartialML { vec2 partial_ml[]; };
+layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
+const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;  // addressing helpers' default; the reduce reads no keys
+
+#include "text_kv_addressing.glsl"
 
 const uint D4 = D / 4;
 const uint SPLIT_LANES = WG / D4 > 0 ? WG / D4 : 1;
@@ -73,7 +77,7 @@ void main() {
     }
     o = l > 0.0 ? o / l : vec4(0.0);
     uvec4 w = pack_vec4(O_TYPE, o);
-    uint chunk = (b * rows + qh) * D4 + tid;
+    uint chunk = o_row_elem(b, qh / pc.num_heads, qh % pc.num_heads) / 4u + tid;
     if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
     else o_words2[chunk] = w.xy;
   }

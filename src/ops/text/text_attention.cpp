@@ -144,6 +144,17 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   push.scale = p.effective_scale();
   push.softcap = p.softcap;
   push.num_splits = g.splits;
+  {
+    const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
+    const Shape kvshape = p.layout == KvLayout::paged
+                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
+    put(push.q_strides, text::row_strides("q", t.q, qshape));
+    put(push.k_strides, text::row_strides("k", t.k, kvshape));
+    put(push.v_strides, text::row_strides("v", t.v, kvshape));
+    put(push.o_strides, text::row_strides("out", t.out, qshape));
+  }
 
   vk::BufferRef partial_o{placeholder, 0, 64, vk::Access::read};
   vk::BufferRef partial_ml = partial_o;

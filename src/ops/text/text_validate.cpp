@@ -26,7 +26,13 @@ void check_tensor(const char* name, const Tensor& t, const Shape& want, bool flo
                     to_string(t.dtype())));
   if (element_count(t.shape()) != element_count(want) || (t.shape().size() == want.size() && t.shape() != want))
     bad(fmt::format("{}: expected shape {}, got {}", name, shape_to_string(want), shape_to_string(t.shape())));
-  const uint64_t need = dtype_storage_bytes(t.dtype(), element_count(want));
+  if (!t.contiguous() && t.shape().size() != want.size())
+    bad(fmt::format("{}: expected a strided tensor of rank {}, got shape {}", name, want.size(),
+                    shape_to_string(t.shape())));
+  uint64_t furthest = 0;  // element index of the last element, through the strides
+  const Shape strides = t.contiguous() ? Tensor::contiguous_strides(want) : t.strides();
+  for (size_t i = 0; i < want.size(); ++i) furthest += (want[i] - 1) * strides[i];
+  const uint64_t need = dtype_storage_bytes(t.dtype(), want.empty() ? 0 : furthest + 1);
   if (t.bytes() < need) bad(fmt::format("{}: expected at least {} bytes, got {}", name, need, t.bytes()));
   if (t.bytes() > caps.max_storage_buffer_range)
     throw Error(ErrorKind::unsupported,
@@ -35,6 +41,17 @@ void check_tensor(const char* name, const Tensor& t, const Shape& want, bool flo
 }
 
 }  // namespace
+
+RowStrides row_strides(const char* name, const Tensor& t, const Shape& want) {
+  const Shape s = t.contiguous() ? Tensor::contiguous_strides(want) : t.strides();
+  // The kernels read rows as 16-byte words: the head dim is contiguous and
+  // every row starts on a multiple of 8 elements.
+  if (s.size() != 4 || s[3] != 1 || s[0] % 8 || s[1] % 8 || s[2] % 8 || s[0] > UINT32_MAX || s[1] > UINT32_MAX ||
+      s[2] > UINT32_MAX)
+    bad(fmt::format("{}: expected strides [multiple of 8, multiple of 8, multiple of 8, 1], got {}", name,
+                    shape_to_string(s)));
+  return {static_cast<uint32_t>(s[0]), static_cast<uint32_t>(s[1]), static_cast<uint32_t>(s[2])};
+}
 
 void validate_params(const TextAttentionParams& p) {
   if (p.batch == 0) bad("batch: expected >= 1, got 0");
