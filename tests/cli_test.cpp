@@ -309,3 +309,32 @@ TEST_F(Cli, UnknownDeviceFailsClearly) {
 
 }  // namespace
 }  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+// `vkattn bench` on one small case: a timed row checked against the oracle,
+// a JSON row with the shape, and a tuning override that reaches the planner.
+TEST(CliBench, OneDecodeCaseTableJsonAndOverride) {
+  Result table = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2");
+  ASSERT_EQ(table.status, 0) << table.output;
+  const std::string row = line_starting(table.output, "decode llama3-8b B1 S1 H32/8 D128 L1024");
+  EXPECT_THAT(row, HasSubstr("decode_")) << table.output;
+  EXPECT_THAT(row, ::testing::MatchesRegex(".* [0-9.]+e-0[5-9]$")) << "parity error column: " << row;
+
+  Result json = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2 --json --splits 3");
+  ASSERT_EQ(json.status, 0) << json.output;
+  auto j = nlohmann::json::parse(last_line(json.output));
+  EXPECT_EQ(j.at("kv_len"), 1024);
+  EXPECT_EQ(j.at("head_dim"), 128);
+  EXPECT_TRUE(j.at("passed").get<bool>()) << json.output;
+  EXPECT_GT(j.at("ms").get<double>(), 0.0);
+
+  Result bad = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 1 --variant decode_streaming_f16kv "
+                   "--splits 3");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
+}
+
+}  // namespace
+}  // namespace vkattn
