@@ -338,3 +338,19 @@ TEST(CliBench, OneDecodeCaseTableJsonAndOverride) {
 
 }  // namespace
 }  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+// Without a Vulkan loader the CLI starts and names the package to install.
+TEST(CliLoader, MissingLoaderNamesThePackage) {
+  setenv("VKATTN_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", 1);
+  Result r = run("devices");
+  unsetenv("VKATTN_VULKAN_LIBRARY");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("vkattn: error: Vulkan loader: expected /nonexistent/libvulkan.so.1 to load"));
+  EXPECT_THAT(r.output, HasSubstr("install the Debian package libvulkan1"));
+}
+
+}  // namespace
+}  // namespace vkattn

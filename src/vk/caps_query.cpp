@@ -1,4 +1,5 @@
 #include "vk/caps_query.hpp"
+#include "vk/vulkan_functions.hpp"
 
 #include <fmt/format.h>
 

@@ -39,6 +39,7 @@ bool layer_available(const char* name) {
 }  // namespace
 
 Instance::Instance(bool validation) {
+  load_vulkan();
   uint32_t api = 0;
   if (vkEnumerateInstanceVersion(&api) != VK_SUCCESS || api < VK_API_VERSION_1_2)
     throw Error(ErrorKind::no_device,

@@ -86,6 +86,7 @@ Runtime::Runtime(const ContextOptions& options) {
 }
 
 Runtime::Runtime(const ExternalDevice& ext) {
+  load_vulkan();
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
     throw Error(ErrorKind::invalid_argument,
                 "external device: expected non-null instance, physical_device, device and queue, got a null handle");
