@@ -12,8 +12,9 @@ namespace vkattn::cli {
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   struct Opts {
     planner::TextShape shape;
-    std::string q = "f32", kv = "f16", caps_file, variant;
-    bool json = false, strict = false;
+    std::string q = "f32", kv = "f16", caps_file;
+    OverrideFlags overrides;
+    bool json = false;
   };
   auto o = std::make_shared<Opts>();
   o->shape.num_heads = 32;
@@ -33,23 +34,13 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   text->add_option("--q-dtype", o->q, "f32 | f16 | bf16");
   text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16");
   text->add_option("--caps", o->caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
-  text->add_option("--variant", o->variant, "Override the choice");
-  text->add_flag("--strict", o->strict, "A rejected override is an error");
+  add_override_flags(text, o->overrides, "Override the choice", "A rejected override is an error");
   text->add_flag("--json", o->json, "Print JSON");
   text->callback([o, &g, &status] {
     o->shape.q = dtype_from_string(o->q);
     o->shape.kv = dtype_from_string(o->kv);
-    DeviceCaps caps;
-    if (!o->caps_file.empty()) {
-      caps = load_caps_file(o->caps_file);
-    } else {
-      Context ctx(ContextOptions{g.device});
-      caps = ctx.caps();
-    }
-    PlanOptions opts;
-    opts.variant = o->variant;
-    opts.strict = o->strict;
-    auto p = planner::plan_text(caps, o->shape, opts);
+    const DeviceCaps caps = plan_target_caps(o->caps_file, g);
+    auto p = planner::plan_text(caps, o->shape, o->overrides.plan_options());
     if (o->json) {
       fmt::print("{}\n", planner::plan_to_json(p));
     } else {

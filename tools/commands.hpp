@@ -2,6 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include "vkattn/caps.hpp"
+#include "vkattn/plan.hpp"
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,6 +20,18 @@ namespace vkattn::cli {
 struct GlobalOptions {
   std::string device;  // --device / $VKATTN_DEVICE
 };
+
+// --variant and --strict, shared by every `plan` and `run` subcommand.
+struct OverrideFlags {
+  std::string variant;
+  bool strict = false;
+  PlanOptions plan_options() const;
+};
+void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& variant_help,
+                        const std::string& strict_help);
+
+// What `plan` subcommands plan for: the device in a caps file, or the chosen device.
+DeviceCaps plan_target_caps(const std::string& caps_file, const GlobalOptions& g);
 
 // Each registers its subcommand; the callback it sets runs the command and
 // stores its exit status in `status`.

@@ -11,8 +11,9 @@ namespace vkattn::cli {
 void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status) {
   struct Opts {
     planner::VisionShape shape{2304, 12, 64, DType::f32, VisionLayout::phd};
-    std::string dtype = "f32", layout = "phd", caps_file, variant;
-    bool json = false, strict = false;
+    std::string dtype = "f32", layout = "phd", caps_file;
+    OverrideFlags overrides;
+    bool json = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = plan.add_subcommand("vision", "Vision attention");
@@ -22,23 +23,13 @@ void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status) {
   cmd->add_option("--dtype", o->dtype, "Q/K/V dtype")->check(CLI::IsMember({"f32", "f16"}))->capture_default_str();
   cmd->add_option("--layout", o->layout, "phd | hpd")->check(CLI::IsMember({"phd", "hpd"}))->capture_default_str();
   cmd->add_option("--caps", o->caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
-  cmd->add_option("--variant", o->variant, "Override the choice");
-  cmd->add_flag("--strict", o->strict, "A rejected override is an error");
+  add_override_flags(cmd, o->overrides, "Override the choice", "A rejected override is an error");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, &g, &status] {
     o->shape.dtype = dtype_from_string(o->dtype);
     o->shape.layout = vision_layout_from_string(o->layout);
-    DeviceCaps caps;
-    if (!o->caps_file.empty()) {
-      caps = load_caps_file(o->caps_file);
-    } else {
-      Context ctx(ContextOptions{g.device});
-      caps = ctx.caps();
-    }
-    PlanOptions opts;
-    opts.variant = o->variant;
-    opts.strict = o->strict;
-    const auto p = planner::plan_vision(caps, o->shape, opts);
+    const DeviceCaps caps = plan_target_caps(o->caps_file, g);
+    const auto p = planner::plan_vision(caps, o->shape, o->overrides.plan_options());
     if (o->json) {
       fmt::print("{}\n", planner::plan_to_json(p));
     } else {

@@ -20,9 +20,10 @@ namespace vkattn::cli {
 
 void add_run_audio(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
-    std::string q, k, v, per_dim_scale, rel_pos, out, variant;
+    std::string q, k, v, per_dim_scale, rel_pos, out;
+    OverrideFlags overrides;
     AudioAttentionParams p;
-    bool gemma3n = false, strict = false, check = false;
+    bool gemma3n = false, check = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = run.add_subcommand("audio", "Conformer block-local attention (Gemma 3n / Gemma 4 audio)");
@@ -40,8 +41,7 @@ void add_run_audio(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_flag("--include-past-edge", o->p.include_past_edge,
                 "A query sees t_q - t_k = P too (Gemma 3n, Ollama); default [0, P - 1] (Gemma 4)");
   cmd->add_flag("--gemma3n", o->gemma3n, "Keys unscaled (default Gemma 4: k * ln(1 + e) / ln 2)");
-  cmd->add_option("--variant", o->variant, "Force a kernel variant (audio_block_local_f32 | _f16)");
-  cmd->add_flag("--strict", o->strict, "A rejected --variant is an error, not a fallback");
+  add_override_flags(cmd, o->overrides, "Force a kernel variant (audio_block_local_f32 | _f16)", "A rejected --variant is an error, not a fallback");
   cmd->add_flag("--check", o->check, "Also compute the float64 oracle and print the max relative error");
   cmd->callback([o, &g, &status] {
     const NpyInput q = read_float_npy(o->q, "q", 3, "[T, H, D]"), k = read_float_npy(o->k, "k", 3, "[T, H, D]"),
@@ -64,9 +64,7 @@ void add_run_audio(CLI::App& run, GlobalOptions& g, int& status) {
     t.per_dim_scale = ctx.tensor(DType::f32, pds.shape);
     ctx.upload(t.per_dim_scale, scale);
     t.out = ctx.tensor(q.dtype, q.shape);
-    PlanOptions opts;
-    opts.variant = o->variant;
-    opts.strict = o->strict;
+    const PlanOptions opts = o->overrides.plan_options();
     Recorder rec(ctx);
     const AudioCallInfo info = audio_attention(rec, p, t, opts);
     rec.run();

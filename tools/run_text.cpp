@@ -71,10 +71,11 @@ Tensor upload(Context& ctx, DType t, const Shape& shape, const io::NpyArray& a) 
 
 void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
-    std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start, variant;
+    std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start;
+    OverrideFlags overrides;
     uint32_t page_size = 0, window = 0;
     float softcap = 0.0f, scale = 0.0f;
-    bool causal = false, strict = false, check = false;
+    bool causal = false, check = false;
     CLI::Option* scale_opt = nullptr;
   };
   auto o = std::make_shared<Opts>();
@@ -95,8 +96,7 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_option("--window", o->window, "Sliding window: hide keys at or before query_pos - N (0 = off)");
   cmd->add_option("--softcap", o->softcap, "Logit soft cap (0 = off)");
   o->scale_opt = cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(D))");
-  cmd->add_option("--variant", o->variant, "Force a kernel variant (see `vkattn plan text`)");
-  cmd->add_flag("--strict", o->strict, "A rejected --variant is an error, not a fallback");
+  add_override_flags(cmd, o->overrides, "Force a kernel variant (see `vkattn plan text`)", "A rejected --variant is an error, not a fallback");
   cmd->add_flag("--check", o->check, "Also compute the float64 oracle and print the max relative error");
   cmd->callback([o, &g, &status] {
     const KvLayout layout = kv_layout_from_string(o->layout);
@@ -189,9 +189,7 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
       t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
       ctx.upload(t.page_table, table);
     }
-    PlanOptions opts;
-    opts.variant = o->variant;
-    opts.strict = o->strict;
+    const PlanOptions opts = o->overrides.plan_options();
     Recorder rec(ctx);
     const TextCallInfo info = text_attention(rec, p, t, opts);
     rec.run();

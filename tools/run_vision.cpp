@@ -62,9 +62,10 @@ int report_check(const io::NpyArray& got, const std::vector<double>& want, refer
 
 void add_run_vision(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
-    std::string q, k, v, out, layout = "phd", out_dtype, variant;
+    std::string q, k, v, out, layout = "phd", out_dtype;
+    OverrideFlags overrides;
     float scale = 0.0f;
-    bool strict = false, check = false;
+    bool check = false;
     CLI::Option* scale_opt = nullptr;
   };
   auto o = std::make_shared<Opts>();
@@ -76,8 +77,7 @@ void add_run_vision(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_option("--layout", o->layout, "Row order of every tensor")->check(CLI::IsMember({"phd", "hpd"}));
   cmd->add_option("--out-dtype", o->out_dtype, "f32 | f16 (default: q's)")->check(CLI::IsMember({"f32", "f16"}));
   o->scale_opt = cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(D); Gemma 4 vision: 1.0)");
-  cmd->add_option("--variant", o->variant, "Force a kernel variant (see `vkattn plan vision`)");
-  cmd->add_flag("--strict", o->strict, "A rejected --variant is an error, not a fallback");
+  add_override_flags(cmd, o->overrides, "Force a kernel variant (see `vkattn plan vision`)", "A rejected --variant is an error, not a fallback");
   cmd->add_flag("--check", o->check, "Also compute the float64 oracle and print the max relative error");
   cmd->callback([o, &g, &status] {
     const bool hpd = o->layout == "hpd";
@@ -94,9 +94,7 @@ void add_run_vision(CLI::App& run, GlobalOptions& g, int& status) {
     Context ctx(ContextOptions{g.device});
     VisionAttentionTensors t{upload_npy(ctx, q), upload_npy(ctx, k), upload_npy(ctx, v), {}};
     t.out = ctx.tensor(o->out_dtype.empty() ? q.dtype : dtype_from_string(o->out_dtype), q.shape);
-    PlanOptions opts;
-    opts.variant = o->variant;
-    opts.strict = o->strict;
+    const PlanOptions opts = o->overrides.plan_options();
     Recorder rec(ctx);
     const VisionCallInfo info = vision_attention(rec, p, t, opts);
     rec.run();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/geometry_rules.hpp"
+#include "planner/plan_render.hpp"
 #include "planner/selection_log.hpp"
 #include "vkattn/error.hpp"
 
@@ -257,31 +258,18 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
 }
 
 std::string explain(const TextPlan& plan) {
-  std::string out;
-  for (const auto& c : plan.candidates)
-    out += fmt::format("  {} {:<28} {}\n", c.variant == plan.variant->name ? "*" : (c.eligible ? "+" : "-"),
-                       c.variant, c.why);
+  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28);
   const auto& g = plan.geometry;
-  out += fmt::format("chosen: {} ({})\n", plan.variant->name, plan.reason);
   out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
                      "KV split(s), {} bytes shared\n",
                      g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes);
-  for (const auto& w : plan.warnings) out += "warning: " + w + "\n";
-  return out;
+  return out + explain_warnings(plan.warnings);
 }
 
 std::string plan_to_json(const TextPlan& plan) {
-  nlohmann::json j;
-  j["variant"] = plan.variant->name;
-  j["reason"] = plan.reason;
   const auto& g = plan.geometry;
-  j["geometry"] = {{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
-                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}};
-  j["candidates"] = nlohmann::json::array();
-  for (const auto& c : plan.candidates)
-    j["candidates"].push_back({{"variant", c.variant}, {"eligible", c.eligible}, {"why", c.why}});
-  j["warnings"] = plan.warnings;
-  return j.dump(2);
+  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
+                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
 }
 
 }  // namespace vkattn::planner

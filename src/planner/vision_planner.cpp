@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "planner/geometry_rules.hpp"
+#include "planner/plan_render.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -166,36 +167,23 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
 }
 
 std::string explain(const VisionPlan& plan) {
-  std::string out;
-  for (const auto& c : plan.candidates)
-    out += fmt::format("  {} {:<36} {}\n", c.variant == plan.variant->name ? "*" : (c.eligible ? "+" : "-"),
-                       c.variant, c.why);
+  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 36);
   const auto& g = plan.geometry;
-  out += fmt::format("chosen: {} ({})\n", plan.variant->name, plan.reason);
   out += fmt::format("geometry: {} queries per workgroup, {}-key tiles ({}), {} invocations{}, {} bytes shared\n",
                      g.queries, g.tile, plan.variant->f16_shared ? "f16 packed" : "f32", g.workgroup_size,
                      g.required_subgroup_size ? fmt::format(" (subgroups of {})", g.required_subgroup_size) : "",
                      g.shared_bytes);
-  for (const auto& w : plan.warnings) out += "warning: " + w + "\n";
-  return out;
+  return out + explain_warnings(plan.warnings);
 }
 
 std::string plan_to_json(const VisionPlan& plan) {
-  nlohmann::json j;
-  j["variant"] = plan.variant->name;
-  j["reason"] = plan.reason;
   const auto& g = plan.geometry;
-  j["geometry"] = {{"queries", g.queries},
+  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"queries", g.queries},
                    {"tile", g.tile},
                    {"workgroup_size", g.workgroup_size},
                    {"f16_shared", plan.variant->f16_shared},
                    {"required_subgroup_size", g.required_subgroup_size},
-                   {"shared_bytes", g.shared_bytes}};
-  j["candidates"] = nlohmann::json::array();
-  for (const auto& c : plan.candidates)
-    j["candidates"].push_back({{"variant", c.variant}, {"eligible", c.eligible}, {"why", c.why}});
-  j["warnings"] = plan.warnings;
-  return j.dump(2);
+                   {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
 }
 
 }  // namespace vkattn::planner
