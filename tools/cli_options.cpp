@@ -1,4 +1,6 @@
 // Options several subcommands share.
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "vkattn/context.hpp"
 
@@ -17,10 +19,22 @@ void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& 
   cmd->add_flag("--strict", flags.strict, strict_help);
 }
 
-DeviceCaps plan_target_caps(const std::string& caps_file, const GlobalOptions& g) {
-  if (!caps_file.empty()) return load_caps_file(caps_file);
+void add_plan_flags(CLI::App* cmd, PlanFlags& flags) {
+  cmd->add_option("--caps", flags.caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
+  add_override_flags(cmd, flags.overrides, "Override the choice", "A rejected override is an error");
+  cmd->add_flag("--json", flags.json, "Print JSON");
+}
+
+DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
+  if (!flags.caps_file.empty()) return load_caps_file(flags.caps_file);
   Context ctx(ContextOptions{g.device});
   return ctx.caps();
+}
+
+void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
+                const std::string& json) {
+  if (flags.json) fmt::print("{}\n", json);
+  else fmt::print("device: {}\n{}", caps.name, explanation);
 }
 
 }  // namespace vkattn::cli

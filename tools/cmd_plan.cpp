@@ -12,9 +12,8 @@ namespace vkattn::cli {
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   struct Opts {
     planner::TextShape shape;
-    std::string q = "f32", kv = "f16", caps_file;
-    OverrideFlags overrides;
-    bool json = false;
+    std::string q = "f32", kv = "f16";
+    PlanFlags flags;
   };
   auto o = std::make_shared<Opts>();
   o->shape.num_heads = 32;
@@ -33,20 +32,13 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   text->add_option("--kv-len", o->shape.kv_len, "keys per sequence");
   text->add_option("--q-dtype", o->q, "f32 | f16 | bf16");
   text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16");
-  text->add_option("--caps", o->caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
-  add_override_flags(text, o->overrides, "Override the choice", "A rejected override is an error");
-  text->add_flag("--json", o->json, "Print JSON");
+  add_plan_flags(text, o->flags);
   text->callback([o, &g, &status] {
     o->shape.q = dtype_from_string(o->q);
     o->shape.kv = dtype_from_string(o->kv);
-    const DeviceCaps caps = plan_target_caps(o->caps_file, g);
-    auto p = planner::plan_text(caps, o->shape, o->overrides.plan_options());
-    if (o->json) {
-      fmt::print("{}\n", planner::plan_to_json(p));
-    } else {
-      fmt::print("device: {}\n", caps.name);
-      fmt::print("{}", planner::explain(p));
-    }
+    const DeviceCaps caps = plan_target_caps(o->flags, g);
+    auto p = planner::plan_text(caps, o->shape, o->flags.overrides.plan_options());
+    print_plan(caps, o->flags, planner::explain(p), planner::plan_to_json(p));
     status = 0;
   });
 }

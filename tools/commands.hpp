@@ -30,8 +30,18 @@ struct OverrideFlags {
 void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& variant_help,
                         const std::string& strict_help);
 
-// What `plan` subcommands plan for: the device in a caps file, or the chosen device.
-DeviceCaps plan_target_caps(const std::string& caps_file, const GlobalOptions& g);
+// --caps, --variant, --strict and --json of every `plan` subcommand.
+struct PlanFlags {
+  std::string caps_file;
+  OverrideFlags overrides;
+  bool json = false;
+};
+void add_plan_flags(CLI::App* cmd, PlanFlags& flags);
+// What a `plan` subcommand plans for: the device in the caps file, or the chosen device.
+DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g);
+// Prints a plan as JSON (--json) or as the device's name and the explanation.
+void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
+                const std::string& json);
 
 // Each registers its subcommand; the callback it sets runs the command and
 // stores its exit status in `status`.

@@ -11,9 +11,8 @@ namespace vkattn::cli {
 void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status) {
   struct Opts {
     planner::VisionShape shape{2304, 12, 64, DType::f32, VisionLayout::phd};
-    std::string dtype = "f32", layout = "phd", caps_file;
-    OverrideFlags overrides;
-    bool json = false;
+    std::string dtype = "f32", layout = "phd";
+    PlanFlags flags;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = plan.add_subcommand("vision", "Vision attention");
@@ -22,20 +21,13 @@ void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status) {
   cmd->add_option("--head-dim", o->shape.head_dim, "D")->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Q/K/V dtype")->check(CLI::IsMember({"f32", "f16"}))->capture_default_str();
   cmd->add_option("--layout", o->layout, "phd | hpd")->check(CLI::IsMember({"phd", "hpd"}))->capture_default_str();
-  cmd->add_option("--caps", o->caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
-  add_override_flags(cmd, o->overrides, "Override the choice", "A rejected override is an error");
-  cmd->add_flag("--json", o->json, "Print JSON");
+  add_plan_flags(cmd, o->flags);
   cmd->callback([o, &g, &status] {
     o->shape.dtype = dtype_from_string(o->dtype);
     o->shape.layout = vision_layout_from_string(o->layout);
-    const DeviceCaps caps = plan_target_caps(o->caps_file, g);
-    const auto p = planner::plan_vision(caps, o->shape, o->overrides.plan_options());
-    if (o->json) {
-      fmt::print("{}\n", planner::plan_to_json(p));
-    } else {
-      fmt::print("device: {}\n", caps.name);
-      fmt::print("{}", planner::explain(p));
-    }
+    const DeviceCaps caps = plan_target_caps(o->flags, g);
+    const auto p = planner::plan_vision(caps, o->shape, o->flags.overrides.plan_options());
+    print_plan(caps, o->flags, planner::explain(p), planner::plan_to_json(p));
     status = 0;
   });
 }
