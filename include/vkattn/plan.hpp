@@ -29,6 +29,10 @@ struct PlanOptions {
   // Tuning overrides (0 = the planner's choice), for autotuning and experiments.
   uint32_t splits = 0;      // KV splits of a split variant
   uint32_t tile_keys = 0;   // keys per step (shared tile, or per subgroup for online variants)
+  // Precision policy: f32 inputs are computed at f32 precision unless this is
+  // set; then the planner may pick variants that round f32 Q/K/V to f16 (tensor
+  // cores, f16 shared tiles), and its explanation says so.
+  bool allow_reduced_precision = false;
 };
 
 // One row considered by the planner.
