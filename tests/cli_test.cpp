@@ -156,8 +156,8 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
-  EXPECT_THAT(j.at("variant").get<std::string>(), ::testing::MatchesRegex("decode_.*split_f16kv"));
-  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("split_kv"));
+  EXPECT_EQ(j.at("variant").get<std::string>(), "decode_flash_f16kv");
+  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("flash_decode"));
   EXPECT_GE(j.at("geometry").at("splits").get<int>(), 2);
   bool has_split = false;
   for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";

@@ -335,6 +335,17 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     add(c);
   }
   {
+    // Decode with per-sequence values from GPU buffers, paged, indirect dispatch.
+    TextCase c = make(3, 1, 8, 2, 128, 300);
+    c.params.kv_len = {300, 17, 129};
+    c.params.start_pos = {299, 16, 128};
+    c.params.causal = true;
+    c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
+    c.indirect = true;
+    set_layout(c, KvLayout::paged);
+    add(c);
+  }
+  {
     // A long context through split-KV decode (no length caps).
     TextCase c = make(1, 1, 4, 1, 64, full ? 65536 : 20000);
     c.params.start_pos = {c.params.kv_len[0] - 1};

@@ -14,12 +14,6 @@ namespace vkattn::planner {
 
 namespace {
 
-uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
-  for (uint32_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // Bytes text_attention.comp declares in shared memory for this geometry
 // (mirrors its `shared` arrays).
 uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
@@ -29,6 +23,8 @@ uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
 
 // Keys one split-KV workgroup walks at most (see text_geometry).
 constexpr uint32_t kSplitChunkKeys = 128;
+// decode_flash: K (and V) words one lane keeps in flight per step, at most.
+constexpr uint32_t kMaxFlashWordsInFlight = 16;
 
 }  // namespace
 
@@ -54,6 +50,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     while (need < s.seq_len) need *= 2;
     g.q_pos = std::min(g.q_pos, need);
   }
+  if (v.engine == Engine::registers_flash) return flash_geometry(v, caps, s, g);
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.needs_subgroup_arithmetic) {
     std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
@@ -99,7 +96,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     // Flash-decoding: no workgroup walks more than kSplitChunkKeys keys. A long
     // serial walk leaves memory latency exposed; on the H200, 128-key chunks
     // beat 512-key ones by 1.3-10x, also when the batch alone fills the device.
-    const uint32_t by_length = (s.kv_len + kSplitChunkKeys - 1) / kSplitChunkKeys;
+    const uint32_t by_length = uint32_t((uint64_t(s.kv_len_max()) + kSplitChunkKeys - 1) / kSplitChunkKeys);
     const uint32_t grid_cap = std::max(1u, caps.max_workgroup_count[2] / std::max(1u, s.batch));
     g.splits = std::clamp(by_length, 1u, grid_cap);
   }
@@ -119,6 +116,7 @@ bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return t
 bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { return g.splits >= 2; }
 
 constexpr Rule kRules[] = {
+    {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
     {"decode_online", "subgroup_online: subgroups stream K/V through registers", always},
@@ -159,7 +157,13 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("tile_keys: expected a power of two up to 64, got {}", o.tile_keys));
-    if (plan.variant->engine == Engine::shared_tiles) {
+    if (plan.variant->engine == Engine::registers_flash) {
+      // Each lane holds the K and V words of every key of a step in registers.
+      if (o.tile_keys * g.acc_chunks > kMaxFlashWordsInFlight)
+        throw Error(ErrorKind::unsupported,
+                    fmt::format("tile_keys: expected at most {} for head_dim {} on this device, got {}",
+                                kMaxFlashWordsInFlight / g.acc_chunks, s.head_dim, o.tile_keys));
+    } else if (plan.variant->engine == Engine::shared_tiles) {
       const uint32_t need = shared_bytes(g.rows(), s.head_dim, o.tile_keys);
       if (need > caps.max_shared_memory_bytes)
         throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {} keys need {} bytes of shared memory, device "
@@ -261,15 +265,16 @@ std::string explain(const TextPlan& plan) {
   std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28);
   const auto& g = plan.geometry;
   out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
-                     "KV split(s), {} bytes shared\n",
-                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes);
+                     "KV split(s), {} bytes shared{}\n",
+                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes,
+                     g.key_lanes ? fmt::format(", {} lanes per key", g.key_lanes) : "");
   return out + explain_warnings(plan.warnings);
 }
 
 std::string plan_to_json(const TextPlan& plan) {
   const auto& g = plan.geometry;
   return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
-                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
+                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
 }
 
 }  // namespace vkattn::planner

@@ -15,6 +15,7 @@ namespace vkattn::planner {
 enum class Engine : uint8_t {
   shared_tiles,      // text_attention.comp: K/V tiles staged in shared memory
   registers_online,  // text_decode_online.comp: K/V streamed into registers, subgroup online softmax
+  registers_flash,   // text_decode_flash.comp: 16-byte K/V words in registers, lane groups per key
 };
 
 // How a variant spreads a call over workgroups.
@@ -32,6 +33,7 @@ struct TextVariant {
   Engine engine;
   DType q, kv;               // accepted input dtypes (output follows Q unless asked)
   bool needs_subgroup_arithmetic;
+  bool needs_subgroup_shuffle;
   uint32_t min_head_dim;
   uint32_t max_head_dim;
   uint32_t target_rows;      // query rows (positions x GQA heads) per workgroup

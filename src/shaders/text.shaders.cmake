@@ -6,3 +6,4 @@ vkattn_shader(text_attention_subgroup src/shaders/text_attention.comp USE_SUBGRO
 vkattn_shader(text_split_reduce src/shaders/text_split_reduce.comp)
 vkattn_shader(text_decode_online src/shaders/text_decode_online.comp)  # decode_chunked: no subgroup ops
 vkattn_shader(text_decode_online_subgroup src/shaders/text_decode_online.comp USE_SUBGROUP=1)
+vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_flash: needs subgroup shuffles

@@ -63,6 +63,13 @@ PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& val
   return s;
 }
 
+// The most keys a sequence of this cache can hold, so the most any replay with
+// lengths read from a GPU buffer can walk.
+uint32_t kv_len_bound(const TextAttentionParams& p) {
+  const uint64_t slots = p.layout == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
+  return uint32_t(std::min<uint64_t>(slots, UINT32_MAX));
+}
+
 }  // namespace
 
 void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
@@ -98,12 +105,14 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   shape.num_kv_heads = p.num_kv_heads;
   shape.head_dim = p.head_dim;
   shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  if (t.kv_len.valid()) shape.kv_len_bound = kv_len_bound(p);  // replays may read up to the capacity
   shape.q = t.q.dtype();
   shape.kv = t.k.dtype();
   const planner::TextPlan plan = planner::plan_text(caps, shape, options);
   const planner::TextGeometry& g = plan.geometry;
 
-  const bool split = plan.variant->kind == planner::Kind::split;
+  // One split needs no reduce: the kernel normalises and writes the output itself.
+  const bool split = plan.variant->kind == planner::Kind::split && g.splits > 1;
   std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
   spec[TEXT_SC_HEAD_DIM] = p.head_dim;
   spec[TEXT_SC_WG_SIZE] = g.workgroup_size;
@@ -117,6 +126,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
+  spec[TEXT_SC_KEY_LANES] = g.key_lanes;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
   const vk::Pipeline& pipeline =
       rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
