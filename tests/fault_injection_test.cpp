@@ -122,6 +122,7 @@ TEST_F(Faults, OutOfMemoryIsTypedLeaksNothingAndTheContextRecovers) {
     EXPECT_EQ(vk::Allocation::live(), live_before) << to_string(f.site) << ": allocations leaked";
   }
   EXPECT_GE(fired, 10);
+  RecordProperty("faults_fired", fired);
 }
 
 TEST_F(Faults, KindsOfErrors) {

@@ -175,14 +175,16 @@ TEST_F(HostileValues, GpuLengthsAndPositionsPastTheCacheAreClamped) {
                        name + " kv_len past capacity");
       }
       {
-        // start_pos near 2^32: causal queries see every key; one at 2^32 - 1 is no valid position (zeros).
+        // start_pos near 2^32: causal queries see every key; rows at 2^32 - 1 and
+        // beyond are no valid position (zeros), the rows before them still count.
         Problem pr = base;
-        pr.gpu_start_pos = {top - 1 - pr.p.seq_len, top};
+        pr.gpu_start_pos = {top - 1 - pr.p.seq_len, top - 3};
         TextAttentionParams want = pr.p;
-        want.start_pos = {pr.gpu_start_pos[0], 0};
+        want.start_pos = pr.gpu_start_pos;
         auto expect = reference::text_attention(want, pr.q, pr.k, pr.v, pr.table);
-        const size_t half = expect.size() / 2;
-        std::fill(expect.begin() + half, expect.end(), 0.0);
+        const size_t row = size_t(pr.p.num_heads) * pr.p.head_dim;
+        for (uint32_t i = 3; i < pr.p.seq_len; ++i)  // sequence 1: 2^32 - 4 + i >= 2^32 - 1
+          std::fill_n(expect.begin() + (pr.p.seq_len + i) * row, row, 0.0);
         expect_matches(run(ctx(), pr, v->name), expect, name + " start_pos near 2^32");
       }
       {

@@ -39,12 +39,14 @@ bool text_key_visible(uint qpos, uint kpos, uint window, bool causal) {
 }
 
 // [lo, hi) of key indices j that any query at positions q_first..q_last can see
-// (q_first <= q_last; either TEXT_INVALID_POS: no key), with kv_len already
-// clamped by the layout. Keys inside the range may still be masked for some of
-// the queries (text_key_visible decides per pair).
+// (q_first <= q_last), kv_len clamped to the layout. q_first TEXT_INVALID_POS:
+// no key; q_last TEXT_INVALID_POS: the run goes past the last valid position
+// (its rows past it see nothing, the others still count). Keys inside the
+// range may still be masked for some queries (text_key_visible decides per pair).
 uvec2 text_key_range(uint kv_len, uint kv_start, uint q_first, uint q_last, uint window, bool causal,
                      uint kv_layout, uint capacity, uint max_pages) {
-  if (q_first == TEXT_INVALID_POS || q_last == TEXT_INVALID_POS) return uvec2(0u);
+  if (q_first == TEXT_INVALID_POS) return uvec2(0u);
+  q_last = min(q_last, TEXT_INVALID_POS - 1u);
   uint hi = min(kv_len, text_key_limit(kv_layout, capacity, max_pages, kv_start));
   if (causal) hi = q_last < kv_start ? 0u : min(hi, q_last - kv_start + 1u);  // q_last <= 2^32 - 2: no wrap
   uint lo = 0u;
