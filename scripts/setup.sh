@@ -10,6 +10,7 @@ packages=(
   vulkan-validationlayers                 # Khronos validation for tests
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   python3-numpy                           # cross-checks of .npy files
+  clang-14 libclang-rt-14-dev             # libFuzzer harnesses with ASan+UBSan (make fuzz)
 )
 
 missing=()

@@ -297,6 +297,35 @@ TEST_F(Cli, RunTextBadInputs) {
   EXPECT_THAT(word.output, HasSubstr("--kv-len: expected a non-negative integer or an .npy file, got 'many'"));
 }
 
+TEST_F(Cli, HostileArgumentsFailClearly) {
+  // A filter that matches nothing checked nothing: not a success.
+  Result none = run("check --filter no-such-case");
+  EXPECT_EQ(none.status, 1) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("--filter: expected a text that matches at least one text case, got 'no-such-case'"));
+  const std::string caps = " --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json";
+  Result patches = run("plan vision --patches 0" + caps);
+  EXPECT_EQ(patches.status, 2) << patches.output;
+  EXPECT_THAT(patches.output, HasSubstr("patches: expected >= 1, got 0"));
+  Result heads = run("plan vision --heads 0" + caps);
+  EXPECT_EQ(heads.status, 2) << heads.output;
+  EXPECT_THAT(heads.output, HasSubstr("num_heads: expected >= 1, got 0"));
+  Result zero_caps = run("plan text --caps /dev/zero");
+  EXPECT_NE(zero_caps.status, 0);
+  EXPECT_THAT(zero_caps.output, HasSubstr("expected a regular file, got a character device"));
+  // 65537 pages of 65536 keys: the default length (2^32 + 65536) does not fit 32 bits.
+  write_float("q.npy", DType::f32, {1, 1, 1, 8}, 1.0f);
+  write_float("k.npy", DType::f32, {1, 65536, 1, 8}, 1.0f);
+  write_u32("table.npy", std::vector<uint32_t>(65537, 0));
+  io::NpyArray table = io::read_npy(path("table.npy"));
+  table.shape = {1, 65537};
+  io::write_npy(path("table.npy"), table);
+  Result paged = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("k.npy") + " --out " +
+                     path("o.npy") + " --layout paged --page-table " + path("table.npy"));
+  EXPECT_EQ(paged.status, 2) << paged.output;
+  EXPECT_THAT(paged.output, HasSubstr("kv_len: expected the default (cache slots 4295032832 - kv_start 0) below 2^32"));
+  EXPECT_FALSE(fs::exists(path("o.npy")));
+}
+
 TEST_F(Cli, UnknownDeviceFailsClearly) {
   Result r = run("check --filter nothing --device no-such-gpu-xyz");
   EXPECT_EQ(r.status, 2) << r.output;

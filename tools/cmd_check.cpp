@@ -45,6 +45,12 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
     if (o->json) fmt::print("{}\n", nlohmann::json{{"passed", passed}, {"failed", failed}}.dump());
     fmt::print("{} passed, {} failed\n", passed, failed);
     status = failed ? 1 : 0;
+    // A filter that selects nothing checked nothing: not a pass.
+    if (passed + failed == 0) {
+      fmt::print(stderr, "--filter: expected a text that matches at least one {} case, got '{}'\n", o->family,
+                 o->filter);
+      status = 1;
+    }
   });
 }
 

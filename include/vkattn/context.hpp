@@ -23,6 +23,9 @@ struct ContextOptions {
   std::string device;
   // Enable the Khronos validation layer; unset: $VKATTN_VALIDATION=1 enables it.
   int validation = -1;
+  // How long a wait for submitted work may take before the device is treated
+  // as hung: the call throws Error(device_lost) instead of waiting forever.
+  uint32_t fence_timeout_ms = 120000;
 };
 
 // A device created by the caller. vkattn uses it without owning it; the

@@ -133,6 +133,7 @@ CheckResult run_vision_case(Context& ctx, const VisionCase& c, const RunOptions&
     PlanOptions plan;
     plan.variant = c.variant;
     plan.strict = !c.variant.empty();
+    plan.allow_reduced_precision = !c.variant.empty();  // a forced variant is judged at its own precision (below)
     host::run_recorded(ctx, options, r, [&](Recorder& rec) {
       VisionCallInfo info = vision_attention(rec, p, t, plan);
       r.variant = info.variant;

@@ -8,7 +8,7 @@ namespace vkattn::planner {
 
 uint32_t floor_pow2(uint32_t x) {
   uint32_t p = 1;
-  while (p * 2 <= x) p *= 2;
+  while (p <= x / 2) p *= 2;  // not p * 2 <= x: that wraps to 0 for x >= 2^31 and never ends
   return x == 0 ? 0 : p;
 }
 

@@ -46,8 +46,8 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   g.head_group = largest_divisor_at_most(gqa, v.target_rows);
   if (v.kind == Kind::tiled) {
     g.q_pos = std::max(1u, v.target_rows / g.head_group);
-    uint32_t need = 1;
-    while (need < s.seq_len) need *= 2;
+    uint32_t need = 1;  // the power of two covering seq_len, needed only up to q_pos (no wrap for huge seq_len)
+    while (need < s.seq_len && need < g.q_pos) need *= 2;
     g.q_pos = std::min(g.q_pos, need);
   }
   if (v.engine == Engine::registers_flash) return flash_geometry(v, caps, s, g);
@@ -96,9 +96,9 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     // Flash-decoding: no workgroup walks more than kSplitChunkKeys keys. A long
     // serial walk leaves memory latency exposed; on the H200, 128-key chunks
     // beat 512-key ones by 1.3-10x, also when the batch alone fills the device.
-    const uint32_t by_length = uint32_t((uint64_t(s.kv_len_max()) + kSplitChunkKeys - 1) / kSplitChunkKeys);
+    const uint64_t by_length = (uint64_t(s.kv_len_max()) + kSplitChunkKeys - 1) / kSplitChunkKeys;
     const uint32_t grid_cap = std::max(1u, caps.max_workgroup_count[2] / std::max(1u, s.batch));
-    g.splits = std::clamp(by_length, 1u, grid_cap);
+    g.splits = static_cast<uint32_t>(std::clamp<uint64_t>(by_length, 1, grid_cap));
   }
   return {g, ""};
 }

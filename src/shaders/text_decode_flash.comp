@@ -67,6 +67,7 @@ shared vec4 merge_acc[TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)];
 shared vec2 merge_ml[NSG * HEAD_GROUP];
 
 #include "text_kv_addressing.glsl"
+#include "text_key_range.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
 void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
@@ -99,29 +100,15 @@ void main() {
   if (b >= pc.batch || gl_WorkGroupID.x >= pc.seq_len || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
   const uint qi = gl_WorkGroupID.x;
 
-  // The visible keys [lo, hi) of this query, in unsigned arithmetic that
-  // cannot wrap for any lengths or positions read from GPU buffers.
-  uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  // The visible keys [lo, hi) of this query and of this split, whole steps each.
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
-  uint slots = LAYOUT == TEXT_LAYOUT_RING ? pc.capacity
-             : LAYOUT == TEXT_LAYOUT_PAGED ? pc.max_pages * pc.capacity : pc.capacity;
-  uint key_limit = LAYOUT == TEXT_LAYOUT_RING ? slots : (kv_start >= slots ? 0u : slots - kv_start);
-  uint hi = min(kv_len, key_limit);
-  uint lo = 0u;
-  const uint qpos = start_pos > 0xffffffffu - qi ? 0xffffffffu : start_pos + qi;
-  const uint rel = qpos >= kv_start ? qpos - kv_start : 0u;  // query offset from key 0
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u) hi = qpos < kv_start ? 0u : (rel < hi ? rel + 1u : hi);
-  if (pc.window > 0u && qpos >= kv_start && rel >= pc.window) lo = rel - pc.window + 1u;
-  if (SPLIT != 0u) {
-    const uint step = KEY_GROUPS * TILE_KEYS;
-    const uint span = hi > lo ? hi - lo : 0u;
-    uint chunk = (span + pc.num_splits - 1u) / pc.num_splits;
-    chunk = max((chunk + step - 1u) / step, 1u) * step;
-    const uint first = split * chunk;  // < span + chunk: no wrap for spans below 2^31
-    lo = first >= span ? hi : lo + first;
-    hi = min(hi, lo + min(chunk, hi - lo));
-  }
+  const uint qpos = text_query_pos(start_pos, qi);
+  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, LAYOUT,
+                               pc.capacity, pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, KEY_GROUPS * TILE_KEYS);
+  const uint lo = range.x, hi = range.y;
 
   // Q words of every head, pre-scaled.
   vec4 qa[HEAD_GROUP][WORDS_PER_LANE], qb[HEAD_GROUP][WORDS_PER_LANE];
@@ -147,14 +134,15 @@ void main() {
     }
   }
 
-  for (uint j0 = lo + group; j0 < hi; j0 += KEY_GROUPS * TILE_KEYS) {
+  // Step starts advance while keys remain (j0 + a whole step could pass 2^32).
+  for (uint j0 = lo; j0 < hi; j0 += min(KEY_GROUPS * TILE_KEYS, hi - j0)) {
     // Step 1: every load of the step in flight together.
     uvec4 kw[TILE_KEYS][WORDS_PER_LANE], vw[TILE_KEYS][WORDS_PER_LANE];
     bool ok[TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
-      const uint j = j0 + u * KEY_GROUPS;
+      const uint j = group + u * KEY_GROUPS;  // key offset inside the step
       uint outer = 0u, inner = 0u;
-      ok[u] = j < hi && kv_coords(b, kv_start + j, outer, inner);
+      ok[u] = j < hi - j0 && kv_coords(b, kv_start + j0 + j, outer, inner);
       const uint kbase = ok[u] ? k_row_elem(outer, inner, kvh) / EPW : 0u;
       const uint vbase = ok[u] ? v_row_elem(outer, inner, kvh) / EPW : 0u;
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
@@ -188,7 +176,7 @@ void main() {
     [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
       float m_new = m[g];
       [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) m_new = max(m_new, s[g][u]);
-      if (m_new == NEG_INF) continue;  // no visible key yet (uniform in the key group)
+      if (m_new == NEG_INF) continue;  // no visible key yet (uniform in the key group); NaN scores flow on
       const float alpha = exp(m[g] - m_new);
       l[g] *= alpha;
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
@@ -201,7 +189,7 @@ void main() {
       vec4 vlo[WORDS_PER_LANE], vhi[WORDS_PER_LANE];
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(KV_TYPE, vw[u][w], vlo[w], vhi[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
-        const float p = s[g][u] == NEG_INF ? 0.0 : exp(s[g][u] - m[g]);
+        const float p = text_softmax_weight(s[g][u], m[g]);
         l[g] += p;
         [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
           acca[g][w] += p * vlo[w];
@@ -218,8 +206,8 @@ void main() {
       const float mo = subgroupShuffleXor(m[g], o);
       const float lo_ = subgroupShuffleXor(l[g], o);
       const float mm = max(m[g], mo);
-      const float wa = m[g] == NEG_INF ? 0.0 : exp(m[g] - mm);
-      const float wb = mo == NEG_INF ? 0.0 : exp(mo - mm);
+      const float wa = text_partial_empty(m[g], l[g]) ? 0.0 : exp(m[g] - mm);
+      const float wb = text_partial_empty(mo, lo_) ? 0.0 : exp(mo - mm);
       l[g] = l[g] * wa + lo_ * wb;
       m[g] = mm;
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
@@ -248,13 +236,12 @@ void main() {
     for (uint s = 0; s < NSG; ++s) mm = max(mm, merge_ml[s * HEAD_GROUP + g].x);
     float ll = 0.0;
     vec4 o = vec4(0.0);
-    if (mm != NEG_INF) {
-      for (uint s = 0; s < NSG; ++s) {
-        const vec2 ml = merge_ml[s * HEAD_GROUP + g];
-        const float wgt = ml.x == NEG_INF ? 0.0 : exp(ml.x - mm);
-        ll += ml.y * wgt;
-        o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * wgt;
-      }
+    for (uint s = 0; s < NSG; ++s) {
+      const vec2 ml = merge_ml[s * HEAD_GROUP + g];
+      if (text_partial_empty(ml.x, ml.y)) continue;
+      const float wgt = exp(ml.x - mm);
+      ll += ml.y * wgt;
+      o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * wgt;
     }
     const uint h = head0 + g;
     if (SPLIT != 0u) {
@@ -262,7 +249,7 @@ void main() {
       partial_o[row * D4 + ci] = o;
       if (ci == 0u) partial_ml[row] = vec2(mm, ll);
     } else {
-      o = ll > 0.0 ? o / ll : vec4(0.0);
+      o = text_normalise(o, ll);
       const uint at = o_row_elem(b, qi, h) / 4u + ci;
       const uvec4 w = pack_vec4(O_TYPE, o);
       if (O_TYPE == TEXT_DT_F32) o_words4[at] = w;

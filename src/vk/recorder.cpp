@@ -33,7 +33,12 @@ RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), 
 
 RecorderImpl::~RecorderImpl() {
   VkDevice d = rt_.device();
-  if (submitted_) vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX);
+  if (submitted_ && !rt_.lost()) {
+    try {
+      rt_.wait_fence(fence_, "waiting for recorded attention work before destroying its recorder");
+    } catch (const Error&) {  // a destructor cannot throw; the loss stays recorded on the runtime
+    }
+  }
   for (auto p : pools_) vkDestroyDescriptorPool(d, p, nullptr);
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
@@ -46,6 +51,7 @@ void RecorderImpl::ensure_recording() {
     throw Error(ErrorKind::invalid_argument,
                 "recorder: expected a recording command buffer, got one already submitted; call reset() first");
   if (recording_) return;
+  rt_.require_alive();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(vkBeginCommandBuffer(cb_, &bi), "beginning a command buffer");
   recording_ = true;
@@ -216,17 +222,14 @@ void RecorderImpl::submit() {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb_;
-  std::lock_guard lock(rt_.queue_mutex());
-  check(vkQueueSubmit(rt_.queue(), 1, &si, fence_), "submitting recorded attention work");
+  rt_.submit(si, fence_, "submitting recorded attention work");
   submitted_ = true;
 }
 
 void RecorderImpl::wait() {
   if (!submitted_) return;
-  VkResult r = vkWaitForFences(rt_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
   submitted_ = false;
-  vkResetFences(rt_.device(), 1, &fence_);
-  check(r, "waiting for recorded attention work");
+  rt_.wait_fence(fence_, "waiting for recorded attention work");
 }
 
 double RecorderImpl::elapsed_ms(uint32_t from, uint32_t to) {

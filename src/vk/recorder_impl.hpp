@@ -63,6 +63,8 @@ class RecorderImpl {
   double elapsed_ms(uint32_t from, uint32_t to);
   void reset();
   uint32_t dispatch_count() const { return dispatches_; }
+  // Scratch ranges handed out since the last reset (each one written by a recorded command).
+  size_t scratch_count() const { return scratch_.size(); }
 
  private:
   void ensure_recording();

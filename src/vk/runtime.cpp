@@ -7,6 +7,7 @@
 
 #include "vk/caps_query.hpp"
 #include "vk/check.hpp"
+#include "vk/fault_injection.hpp"
 #include "vk/instance.hpp"
 #include "vkattn/error.hpp"
 
@@ -31,7 +32,7 @@ uint32_t compute_queue_family(VkPhysicalDevice pd) {
 
 }  // namespace
 
-Runtime::Runtime(const ContextOptions& options) {
+Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(options.fence_timeout_ms) * 1'000'000) {
   const bool validation = options.validation < 0 ? env_flag("VKATTN_VALIDATION") : options.validation > 0;
   instance_ = std::make_shared<Instance>(validation);
   auto pds = instance_->physical_devices();
@@ -128,7 +129,47 @@ Runtime::~Runtime() {
   if (owns_device_) vkDestroyDevice(device_, nullptr);
 }
 
+void Runtime::require_alive() const {
+  if (lost_)
+    throw Error(ErrorKind::device_lost,
+                fmt::format("device '{}': lost earlier (see the first device_lost error); create a new Context",
+                            caps_.name));
+}
+
+void Runtime::check(VkResult r, std::string_view doing) {
+  if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+  vk::check(r, doing);
+}
+
+void Runtime::submit(const VkSubmitInfo& info, VkFence fence, std::string_view doing) {
+  require_alive();
+  VkResult r = injected_fault(FaultSite::submit);
+  if (r == VK_SUCCESS) {
+    std::lock_guard lock(queue_mutex_);
+    r = vkQueueSubmit(queue_, 1, &info, fence);
+  }
+  check(r, doing);
+}
+
+void Runtime::wait_fence(VkFence fence, std::string_view doing) {
+  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, fence_timeout_ns_);
+  // An injected fault replaces the result of a wait that did happen, so the
+  // fence is never reset while its work may still run.
+  if (VkResult injected = injected_fault(FaultSite::fence_wait); injected != VK_SUCCESS) r = injected;
+  if (r != VK_ERROR_DEVICE_LOST) vkResetFences(device_, 1, &fence);
+  if (r == VK_TIMEOUT) {
+    // The work may still be running: nothing it touches can be reused safely.
+    lost_ = true;
+    throw Error(ErrorKind::device_lost,
+                fmt::format("Vulkan call failed while {}: not finished after {} ms (VK_TIMEOUT); the device is "
+                            "treated as lost",
+                            doing, fence_timeout_ns_ / 1'000'000));
+  }
+  check(r, doing);
+}
+
 std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visible) {
+  require_alive();
   if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes)
     throw Error(ErrorKind::out_of_memory, fmt::format("allocation: expected at most {} bytes (device limit), got {}",
                                                       caps_.max_allocation_bytes, bytes));
@@ -170,6 +211,7 @@ Allocation& Runtime::staging(VkDeviceSize bytes) {
 }
 
 VkCommandBuffer Runtime::begin_one_shot() {
+  require_alive();
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -197,18 +239,18 @@ void Runtime::end_one_shot(VkCommandBuffer cb) {
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
+  // The command buffer is freed on every path, failed ones included.
+  struct Free {
+    Runtime& rt;
+    VkCommandBuffer cb;
+    ~Free() { vkFreeCommandBuffers(rt.device_, rt.command_pool_, 1, &cb); }
+  } free_cb{*this, cb};
   check(vkEndCommandBuffer(cb), "ending a command buffer");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  {
-    std::lock_guard lock(queue_mutex_);
-    check(vkQueueSubmit(queue_, 1, &si, one_shot_fence_), "submitting a transfer");
-  }
-  VkResult r = vkWaitForFences(device_, 1, &one_shot_fence_, VK_TRUE, UINT64_MAX);
-  vkResetFences(device_, 1, &one_shot_fence_);
-  vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
-  check(r, "waiting for a transfer");
+  submit(si, one_shot_fence_, "submitting a transfer");
+  wait_fence(one_shot_fence_, "waiting for a transfer");
 }
 
 void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes) {

@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,17 @@ class Runtime {
   uint32_t queue_family() const { return queue_family_; }
   VkCommandPool command_pool() const { return command_pool_; }
   std::mutex& queue_mutex() { return queue_mutex_; }
+
+  // Device health. After device loss (reported by the driver, injected, or a
+  // fence wait past its timeout) every call fails fast with device_lost.
+  bool lost() const { return lost_; }
+  void require_alive() const;
+  // vk::check that also records device loss.
+  void check(VkResult r, std::string_view doing);
+  // Submits to the queue (the fault-injection site "submit").
+  void submit(const VkSubmitInfo& info, VkFence fence, std::string_view doing);
+  // Waits for `fence` at most the context's fence timeout, then resets it.
+  void wait_fence(VkFence fence, std::string_view doing);
   PipelineCache& pipelines() { return *pipelines_; }
 
   std::shared_ptr<Allocation> allocate(VkDeviceSize bytes, bool host_visible);
@@ -71,6 +83,8 @@ class Runtime {
   std::mutex scratch_mutex_;
   std::multimap<VkDeviceSize, std::shared_ptr<Allocation>> free_scratch_;
   std::shared_ptr<Allocation> placeholder_;
+  std::atomic<bool> lost_{false};
+  uint64_t fence_timeout_ns_ = 120'000'000'000ull;
 };
 
 }  // namespace vkattn::vk
