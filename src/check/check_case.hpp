@@ -21,12 +21,14 @@ struct CheckResult {
   bool passed = false;
   std::string error;           // an exception's message, if the case threw
   double gpu_ms = 0.0;         // median GPU time when timed
+  double gpu_min_ms = 0.0;     // fastest and slowest timed run
+  double gpu_max_ms = 0.0;
   double bytes_moved = 0.0;    // bytes a perfect kernel must move
   double flops = 0.0;          // useful floating-point operations
 };
 
 struct RunOptions {
-  int timed_runs = 0;        // > 0: replay that many times (after 2 warm-ups) and report the median
+  int timed_runs = 0;        // > 0: replay that many times (after a warm-up) and report the median
   bool skip_oracle = false;  // benchmarks of shapes too large for the CPU oracle
 };
 
