@@ -152,7 +152,9 @@ ProbeResult coopmat_probe(Context& ctx, uint32_t workgroups, uint32_t iterations
 
   vk::Runtime& rt = ctx.runtime();
   const vk::ShaderInterface iface{BENCH_COOP_BINDINGS, sizeof(bench::BenchPush)};
-  const vk::Pipeline& pipe = rt.pipelines().get({"bench_coopmat", {caps.subgroup_size}, caps.subgroup_size}, iface);
+  // One subgroup per workgroup: pinned to the reported size where the device lets us.
+  const uint32_t required = caps.subgroup_size_control ? caps.subgroup_size : 0;
+  const vk::Pipeline& pipe = rt.pipelines().get({"bench_coopmat", {caps.subgroup_size}, required}, iface);
   const bench::BenchPush push{iterations, 0};
   std::array<vk::BufferRef, BENCH_COOP_BINDINGS> buffers{};
   buffers[BENCH_COOP_BIND_AB] = vk::ref(in, vk::Access::read);
