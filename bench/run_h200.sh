@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${RUNS:-20}
 decode=${DECODE_SUITE:-decode-h200}
 mkdir -p "$out"
-export VKATTN_BENCH_SUITES="$here/suites"
+export VKATTN_BENCH_SUITES="${VKATTN_BENCH_SUITES:-$here/suites}"  # where --suite NAME looks first
 
 stamp() { date -u +%H:%M:%S; }
 
@@ -44,17 +44,23 @@ for s in "${suites[@]}"; do
 done
 
 echo "$(stamp) PyTorch SDPA on the same cases"
-python3 "$here/peers/torch_sdpa.py" "$out/vk-$decode.jsonl" "$out/vk-prefill.jsonl" "$out/vk-vision.jsonl" \
-  --runs "$runs" --out "$out/torch.jsonl" 2> "$out/torch.log"
+peer=()
+if python3 "$here/peers/torch_sdpa.py" "$out/vk-$decode.jsonl" "$out/vk-prefill.jsonl" "$out/vk-vision.jsonl" \
+  --runs "$runs" --out "$out/torch.jsonl" 2> "$out/torch.log"; then
+  peer=(--peer "$out/torch.jsonl")
+else
+  echo "the peer run failed (see $out/torch.log): tables without peers" >&2
+  tail -3 "$out/torch.log" >&2
+fi
 
 echo "$(stamp) ratio tables"
 vk_outputs=()
 for s in "${suites[@]}"; do vk_outputs+=("$out/vk-$s.jsonl"); done
-python3 "$here/peers/join.py" "${vk_outputs[@]}" --peer "$out/torch.jsonl" --out "$out/ratios.md"
+python3 "$here/peers/join.py" "${vk_outputs[@]}" "${peer[@]}" --out "$out/ratios.md"
 cat "$out/ratios.md"
 
 if python3 -c 'import matplotlib' 2> /dev/null; then
-  python3 "$here/plot.py" "$out/vk-$decode.jsonl" "$out/vk-prefill.jsonl" --peer "$out/torch.jsonl" --out-dir "$out"
+  python3 "$here/plot.py" "$out/vk-$decode.jsonl" "$out/vk-prefill.jsonl" "${peer[@]}" --out-dir "$out"
 else
   echo "matplotlib missing: no figures (run bench/plot.py on a machine that has it)" >&2
 fi
