@@ -58,7 +58,7 @@ def has_enable_gqa(torch, F):
         kv = torch.zeros(1, 1, 4, 8, device="cuda", dtype=torch.float16)
         F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
         return True
-    except TypeError:
+    except (TypeError, RuntimeError):  # no such argument, or no backend takes it: repeat K/V instead
         return False
 
 
