@@ -92,6 +92,7 @@ OrderedJson bench_row(const std::string& suite, const check::BenchSpec& spec, co
     j["min_ms"] = r.timing.min_ms;
     j["max_ms"] = r.timing.max_ms;
     j["runs"] = r.timing.runs;
+    if (r.timing.warmup_ms > 0) j["warmup_ms"] = r.timing.warmup_ms;
     j["gbps"] = gbps;
     j["tflops"] = tflops;
     if (ceilings.read_gbps > 0) j["bw_share"] = gbps / ceilings.read_gbps;
@@ -118,13 +119,15 @@ OrderedJson bench_row(const std::string& suite, const check::BenchSpec& spec, co
   return j;
 }
 
-void BenchPrinter::header(const DeviceCaps& caps, const std::string& suite, size_t cases) {
+void BenchPrinter::header(const DeviceCaps& caps, const check::BenchSuite& suite, size_t cases) {
   if (format_ == BenchFormat::json) return;
   if (format_ == BenchFormat::csv) {
     fmt::print("{}\n", fmt::join(kCsvColumns, ","));
     return;
   }
-  fmt::print("device: {} ({} {}), suite {}: {} cases\n", caps.name, caps.driver_name, caps.driver_info, suite, cases);
+  fmt::print("device: {} ({} {}), suite {}: {} cases ({})\n", caps.name, caps.driver_name, caps.driver_info, suite.name,
+             cases, suite.source);
+  if (!suite.description.empty()) fmt::print("{}\n", suite.description);
   fmt::print("{:<60} {:<28} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:>6} {:>9}\n", "case", "variant", "ms", "min",
              "max", "GB/s", "%bw", "TFLOP/s", "%peak", "parity");
   std::fflush(stdout);

@@ -29,7 +29,7 @@ enum class BenchFormat { table, json, csv };
 class BenchPrinter {
  public:
   explicit BenchPrinter(BenchFormat format) : format_(format) {}
-  void header(const DeviceCaps& caps, const std::string& suite, size_t cases);
+  void header(const DeviceCaps& caps, const check::BenchSuite& suite, size_t cases);
   void row(const OrderedJson& row);
   // The counts by status and the ceilings used.
   void summary(const DeviceCaps& caps, const std::string& suite, const Ceilings& ceilings);

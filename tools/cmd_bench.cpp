@@ -172,7 +172,7 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
     Ceilings ceilings = table_ceilings(caps.name);
     if (!o->ceilings_file.empty()) ceilings = load_ceilings(o->ceilings_file, ceilings);
     BenchPrinter out(o->json ? BenchFormat::json : o->csv ? BenchFormat::csv : BenchFormat::table);
-    out.header(caps, suite.name, cases.size());
+    out.header(caps, suite, cases.size());
     bool ok = true;
     for (size_t i = 0; i < cases.size(); ++i) {
       std::fprintf(stderr, "[%zu/%zu] case %s\n", i + 1, cases.size(), cases[i]->name.c_str());
