@@ -186,5 +186,23 @@ TEST_F(BenchGpu, TextRunnerChecksASampleOfLargeCasesAndAllOfSmallOnes) {
   EXPECT_TRUE(r.parity_passed) << r.rel_err;
 }
 
+TEST_F(BenchGpu, VisionRunnerChecksAsTheEquivalentTextCase) {
+  check::BenchRunOptions o;
+  o.runs = 2;
+  check::VisionCase c;
+  c.params.patches = 768;  // 2 heads x 768 x 768 keys: past the oracle budget, so sampled
+  c.params.num_heads = 2;
+  c.params.head_dim = 64;
+  c.params.scale = 0.3f;
+  c.dtype = c.out = DType::f16;
+  const check::BenchRecord r = check::run_vision_bench(ctx(), c, o);
+  EXPECT_EQ(r.status, check::BenchStatus::ok) << r.reason;
+  EXPECT_GT(r.checked_rows, 0u);
+  EXPECT_LT(r.checked_rows, r.total_rows);
+  EXPECT_EQ(r.total_rows, 768u * 2);
+  EXPECT_TRUE(r.parity_passed) << r.rel_err;
+  EXPECT_EQ(r.flops, 4.0 * 768 * 768 * 2 * 64);
+}
+
 }  // namespace
 }  // namespace vkattn

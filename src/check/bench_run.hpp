@@ -10,6 +10,7 @@
 #include "check/bench_probes.hpp"
 #include "check/bench_suite.hpp"
 #include "check/timing.hpp"
+#include "reference/tolerance.hpp"
 #include "vkattn/context.hpp"
 
 namespace vkattn::check {
@@ -47,9 +48,25 @@ std::string bench_skip_reason(const DeviceCaps& caps, const BenchSpec& spec);
 BenchRecord dry_run_case(const DeviceCaps& caps, const BenchSpec& spec);
 BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOptions& options);
 
+// Seeds of the bench pattern (check/bench_probes.hpp) per input tensor.
+constexpr uint32_t kBenchSeedQ = 1, kBenchSeedK = 2, kBenchSeedV = 3;
+
 // The text runner (check/bench_text.cpp): inputs filled on the GPU with the
 // bench pattern, so model-sized caches need no host data.
 BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOptions& options);
 std::string text_skip_reason(const DeviceCaps& caps, const TextCase& c);
+// Parity of `got` (the whole output of `c` on pattern-filled inputs, with
+// `table` its page table) on every row, or on sampled blocks past the oracle
+// budget; sets r's parity fields, and a failed status past `tol`.
+void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, const std::vector<float>& got,
+                       reference::Tolerance tol, BenchRecord& r);
+// Runs what `rec` recorded once, then times it between t0 and t1 unless the
+// device has no timestamps or the run exceeded --max-run-ms (r says why).
+void time_bench_call(Recorder& rec, uint32_t t0, uint32_t t1, const BenchRunOptions& options, BenchRecord& r);
+
+// The vision runner (check/bench_vision.cpp): PHD cases on pattern-filled
+// inputs, checked as the text case they equal (one sequence, every query sees
+// every key) on a sample; HPD cases through run_vision_case.
+BenchRecord run_vision_bench(Context& ctx, const VisionCase& c, const BenchRunOptions& options);
 
 }  // namespace vkattn::check

@@ -21,8 +21,6 @@ namespace vkattn::check {
 
 namespace {
 
-// Seeds of the bench pattern per tensor.
-constexpr uint32_t kSeedQ = 1, kSeedK = 2, kSeedV = 3;
 // Oracle work (multiply-adds) a case may spend on parity: within it every row
 // is checked; past it, blocks are sampled until it is spent (at least one).
 constexpr double kOracleBudget = 1.5e8;
@@ -83,13 +81,12 @@ std::vector<Block> parity_blocks(const TextAttentionParams& p) {
   return sample;
 }
 
-// Checks the blocks of `got` (the whole output) against the oracle on the
-// pattern's values.
-void check_parity(const TextCase& c, const std::vector<uint32_t>& table, const std::vector<float>& got,
-                  BenchRecord& r) {
+}  // namespace
+
+void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, const std::vector<float>& got,
+                       reference::Tolerance tol, BenchRecord& r) {
   const TextAttentionParams& p = c.params;
   const uint32_t group = p.num_heads / p.num_kv_heads, D = p.head_dim;
-  const reference::Tolerance tol = reference::tolerance_for(c.q, c.kv, c.out);
   r.tolerance = tol.abs_rel;
   r.total_rows = uint64_t(p.batch) * p.seq_len * p.num_heads;
   for (const Block& k : parity_blocks(p)) {
@@ -112,14 +109,14 @@ void check_parity(const TextCase& c, const std::vector<uint32_t>& table, const s
         for (uint32_t d = 0; d < D; ++d) {
           const uint64_t full = ((uint64_t(k.b) * p.seq_len + k.row0 + row) * p.num_heads + k.kvh * group + g) * D + d;
           const uint64_t sub = (uint64_t(row) * group + g) * D + d;
-          q[sub] = pattern_value(kSeedQ, static_cast<uint32_t>(full));
+          q[sub] = pattern_value(kBenchSeedQ, static_cast<uint32_t>(full));
           mine[sub] = got[full];
         }
     for (uint32_t pos = start; pos < start + len; ++pos) {
       const uint64_t base = (storage_row(p, table, k.b, pos) * p.num_kv_heads + k.kvh) * D;
       for (uint32_t d = 0; d < D; ++d) {
-        keys[uint64_t(pos) * D + d] = pattern_value(kSeedK, static_cast<uint32_t>(base + d));
-        values[uint64_t(pos) * D + d] = pattern_value(kSeedV, static_cast<uint32_t>(base + d));
+        keys[uint64_t(pos) * D + d] = pattern_value(kBenchSeedK, static_cast<uint32_t>(base + d));
+        values[uint64_t(pos) * D + d] = pattern_value(kBenchSeedV, static_cast<uint32_t>(base + d));
       }
     }
     const auto want = reference::text_attention(s, q, keys, values);
@@ -133,6 +130,23 @@ void check_parity(const TextCase& c, const std::vector<uint32_t>& table, const s
     r.reason = fmt::format("parity: max relative error {:.2e} above the tolerance {:.1e}", r.rel_err, tol.abs_rel);
   }
 }
+
+void time_bench_call(Recorder& rec, uint32_t t0, uint32_t t1, const BenchRunOptions& options, BenchRecord& r) {
+  const auto start = std::chrono::steady_clock::now();
+  rec.run();
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!rec.context().caps().timestamps) {
+    r.status = BenchStatus::skipped;
+    r.reason = "the device has no compute timestamps";
+  } else if (first_ms > options.max_run_ms) {
+    r.status = BenchStatus::skipped;
+    r.reason = fmt::format("one run took {:.0f} ms, above --max-run-ms {:.0f}", first_ms, options.max_run_ms);
+  } else {
+    r.timing = time_replays(rec, t0, t1, options.runs);
+  }
+}
+
+namespace {
 
 std::vector<uint32_t> page_table(const TextCase& c) {
   const auto& p = c.params;
@@ -193,9 +207,9 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   }
   {
     Recorder fill(ctx);
-    record_fill(fill, t.q, kSeedQ);
-    record_fill(fill, t.k, kSeedK);
-    record_fill(fill, t.v, kSeedV);
+    record_fill(fill, t.q, kBenchSeedQ);
+    record_fill(fill, t.k, kBenchSeedK);
+    record_fill(fill, t.v, kBenchSeedV);
     fill.run();
   }
   TextCase overridden = c;
@@ -208,21 +222,11 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   const TextCallInfo info = text_attention(rec, p, t, plan_options(overridden));
   const uint32_t t1 = timed ? rec.timestamp() : 0;
   r.variant = info.variant;
-  const auto start = std::chrono::steady_clock::now();
-  rec.run();
-  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!timed) {
-    r.status = BenchStatus::skipped;
-    r.reason = "the device has no compute timestamps";
-  } else if (first_ms > options.max_run_ms) {
-    r.status = BenchStatus::skipped;
-    r.reason = fmt::format("one run took {:.0f} ms, above --max-run-ms {:.0f}", first_ms, options.max_run_ms);
-  } else {
-    r.timing = time_replays(rec, t0, t1, options.runs);
-  }
+  time_bench_call(rec, t0, t1, options, r);
   std::vector<std::byte> out_bytes(t.out.bytes());
   ctx.download(t.out, out_bytes);
-  check_parity(c, table, host::from_storage(c.out, out_bytes, t.out.elements()), r);
+  check_text_parity(c, table, host::from_storage(c.out, out_bytes, t.out.elements()),
+                    reference::tolerance_for(c.q, c.kv, c.out), r);
   return r;
 }
 
