@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "io/npy.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
@@ -26,42 +27,6 @@ namespace {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-struct Result {
-  int status = -1;
-  std::string output;
-};
-
-Result run(const std::string& args) {
-  Result r;
-  const std::string cmd = std::string(VKATTN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int w = pclose(pipe);
-  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
-  return r;
-}
-
-std::string last_line(const std::string& s) {
-  std::string t = s;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  const auto pos = t.rfind('\n');
-  return pos == std::string::npos ? t : t.substr(pos + 1);
-}
-
-std::string line_starting(const std::string& s, const std::string& prefix) {
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find('\n', pos);
-    if (end == std::string::npos) end = s.size();
-    if (s.compare(pos, prefix.size(), prefix) == 0) return s.substr(pos, end - pos);
-    pos = end + 1;
-  }
-  return "";
-}
 
 class Cli : public ::testing::Test {
  protected:
@@ -334,35 +299,6 @@ TEST_F(Cli, UnknownDeviceFailsClearly) {
   Result before = run("--device 99 check --filter nothing");
   EXPECT_EQ(before.status, 2) << before.output;
   EXPECT_THAT(before.output, HasSubstr("expected an index below"));
-}
-
-}  // namespace
-}  // namespace vkattn
-
-namespace vkattn {
-namespace {
-
-// `vkattn bench` on one small case: a timed row checked against the oracle,
-// a JSON row with the shape, and a tuning override that reaches the planner.
-TEST(CliBench, OneDecodeCaseTableJsonAndOverride) {
-  Result table = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2");
-  ASSERT_EQ(table.status, 0) << table.output;
-  const std::string row = line_starting(table.output, "decode llama3-8b B1 S1 H32/8 D128 L1024");
-  EXPECT_THAT(row, HasSubstr("decode_")) << table.output;
-  EXPECT_THAT(row, ::testing::MatchesRegex(".* [0-9.]+e-0[5-9]$")) << "parity error column: " << row;
-
-  Result json = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2 --json --splits 3");
-  ASSERT_EQ(json.status, 0) << json.output;
-  auto j = nlohmann::json::parse(last_line(json.output));
-  EXPECT_EQ(j.at("kv_len"), 1024);
-  EXPECT_EQ(j.at("head_dim"), 128);
-  EXPECT_TRUE(j.at("passed").get<bool>()) << json.output;
-  EXPECT_GT(j.at("ms").get<double>(), 0.0);
-
-  Result bad = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 1 --variant decode_streaming_f16kv "
-                   "--splits 3");
-  EXPECT_NE(bad.status, 0);
-  EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ struct CheckResult {
   bool passed = false;
   std::string error;           // an exception's message, if the case threw
   double gpu_ms = 0.0;         // median GPU time when timed
-  double gpu_min_ms = 0.0, gpu_max_ms = 0.0;
+  double gpu_min_ms = 0.0;     // fastest and slowest timed run
+  double gpu_max_ms = 0.0;
   double bytes_moved = 0.0;    // bytes a perfect kernel must move
   double flops = 0.0;          // useful floating-point operations
 };

@@ -1,4 +1,5 @@
 #include "check/text_cases.hpp"
+#include "check/text_work.hpp"
 #include "check/timing.hpp"
 
 #include <fmt/format.h>
@@ -96,6 +97,15 @@ std::string describe(const TextCase& c) {
   return s;
 }
 
+PlanOptions plan_options(const TextCase& c) {
+  PlanOptions options;
+  options.variant = c.variant;
+  options.strict = !c.variant.empty();
+  options.splits = c.splits;
+  options.tile_keys = c.tile_keys;
+  return options;
+}
+
 CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options) {
   CheckResult r;
   const int timed_runs = options.timed_runs;
@@ -136,11 +146,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     if (c.gpu_start_pos) t.start_pos = upload_u32(ctx, per_batch(p.start_pos, p.batch));
     if (c.gpu_kv_start) t.kv_start = upload_u32(ctx, per_batch(p.kv_start, p.batch));
 
-    PlanOptions options;
-    options.variant = c.variant;
-    options.strict = !c.variant.empty();
-    options.splits = c.splits;
-    options.tile_keys = c.tile_keys;
+    const PlanOptions options = plan_options(c);
     Recorder rec(ctx);
     if (c.indirect) {
       // Plan once to learn the grid, then record the call with counts from the GPU.
@@ -167,7 +173,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
         copy.out = ctx.tensor(c.out, q_shape);
         sets.push_back(copy);
       }
-      const GpuTiming timing = time_back_to_back(
+      const ReplayTiming timing = time_back_to_back(
           ctx, [&](Recorder& into, uint32_t i) { text_attention(into, p, sets[i % sets.size()], options); },
           timed_runs);
       r.gpu_ms = timing.median_ms;
@@ -175,17 +181,9 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
       r.gpu_max_ms = timing.max_ms;
     }
 
-    // Work done: each query row reads the keys it can see.
-    double visible = 0.0;
-    for (uint32_t b = 0; b < p.batch; ++b) {
-      double L = p.kv_len_of(b);
-      if (p.window) L = std::min<double>(L, p.window);
-      if (p.causal && p.seq_len > 1) L = std::max(1.0, L - p.seq_len / 2.0);
-      visible += L;
-    }
-    const double kv_bytes_per_key = 2.0 * p.num_kv_heads * p.head_dim * dtype_bits(c.kv) / 8;
-    r.bytes_moved = visible * kv_bytes_per_key + double(q_elems) * (dtype_bits(c.q) + dtype_bits(c.out)) / 8;
-    r.flops = 4.0 * p.num_heads * p.seq_len * p.head_dim * visible;
+    const TextWork work = text_work(p, c.q, c.kv, c.out);
+    r.bytes_moved = work.bytes;
+    r.flops = work.flops;
 
     if (!skip_oracle) {
       std::vector<double> want = reference::text_attention(p, q.values, k.values, v.values, table);

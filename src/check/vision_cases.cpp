@@ -36,10 +36,10 @@ Values to_storage(DType t, std::vector<float> values) {
 std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, size_t count) {
   std::vector<float> out(count);
   for (size_t i = 0; i < count; ++i) {
-    if (t == DType::f16) {
+    if (t == DType::f16 || t == DType::bf16) {
       uint16_t h;
       std::memcpy(&h, &bytes[i * 2], 2);
-      out[i] = reference::f16_to_float(h);
+      out[i] = t == DType::f16 ? reference::f16_to_float(h) : reference::bf16_to_float(h);
     } else {
       std::memcpy(&out[i], &bytes[i * 4], 4);
     }
@@ -73,7 +73,11 @@ void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const
   call(rec);
   const uint32_t t1 = timed ? rec.timestamp() : 0;
   rec.run();
-  if (timed) r.gpu_ms = median_replay_ms(rec, t0, t1, options.timed_runs);
+  if (!timed) return;
+  const ReplayTiming t = time_replays(rec, t0, t1, options.timed_runs);
+  r.gpu_ms = t.median_ms;
+  r.gpu_min_ms = t.min_ms;
+  r.gpu_max_ms = t.max_ms;
 }
 
 void judge(CheckResult& r, std::span<const float> got, const RunOptions& options,

@@ -58,7 +58,9 @@ void RecorderImpl::ensure_recording() {
 }
 
 void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indirect_args) {
-  bool hazard = first_command_;  // earlier work of the caller's may still write our inputs
+  // Earlier work of the caller's may still write our inputs; barrier() asks for one.
+  bool hazard = first_command_ || barrier_requested_;
+  barrier_requested_ = false;
   for (auto& b : buffers) {
     if (written_.count(b.buffer)) hazard = true;
     if (b.access != Access::read && read_.count(b.buffer)) hazard = true;
@@ -274,6 +276,7 @@ Recorder::Recorder(Context& ctx, VkCommandBuffer external) : impl_(std::make_uni
 }
 Recorder::~Recorder() = default;
 uint32_t Recorder::timestamp() { return impl_->timestamp(); }
+void Recorder::barrier() { impl_->barrier(); }
 void Recorder::submit() { impl_->submit(); }
 void Recorder::wait() { impl_->wait(); }
 void Recorder::run() {

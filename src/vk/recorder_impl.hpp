@@ -58,6 +58,8 @@ class RecorderImpl {
   void update(const BufferRef& dst, std::span<const std::byte> bytes);
 
   uint32_t timestamp();
+  // The next command waits for everything recorded before it.
+  void barrier() { barrier_requested_ = true; }
   void submit();
   void wait();
   double elapsed_ms(uint32_t from, uint32_t to);
@@ -80,6 +82,7 @@ class RecorderImpl {
   bool external_ = false;
   bool recording_ = false;
   bool ended_ = false;
+  bool barrier_requested_ = false;
   bool submitted_ = false;
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
