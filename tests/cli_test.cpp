@@ -19,6 +19,7 @@
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
+#include "test_paths.hpp"
 #include "vkattn/caps.hpp"
 
 namespace vkattn {
@@ -34,7 +35,7 @@ struct Result {
 
 Result run(const std::string& args) {
   Result r;
-  const std::string cmd = std::string(VKATTN_CLI_PATH) + " " + args + " 2>&1";
+  const std::string cmd = testing::cli_path() + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
   char buf[4096];
@@ -152,7 +153,7 @@ TEST_F(Cli, DevicesJsonIsTheCapsFormat) {
 }
 
 TEST_F(Cli, PlanForNvidiaFromCapsFile) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json --json");
+  Result r = run("plan text --caps " + testing::caps_path("nvidia-h200.json") + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
@@ -163,23 +164,23 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
   for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";
   EXPECT_TRUE(has_split) << r.output;
   // The text form names the device and the winner.
-  Result text = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json");
+  Result text = run("plan text --caps " + testing::caps_path("nvidia-h200.json"));
   EXPECT_EQ(text.status, 0);
   EXPECT_THAT(text.output, HasSubstr("device: NVIDIA H200"));
   EXPECT_THAT(text.output, HasSubstr("chosen: " + j.at("variant").get<std::string>()));
 }
 
 TEST_F(Cli, PlanStrictUnknownVariantFails) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch --strict");
+  Result r = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch --strict");
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.output, HasSubstr("vkattn: error: variant: expected a text variant name"));
   EXPECT_THAT(r.output, HasSubstr("'nosuch'"));
   // Non-strict: a warning and the capability choice.
-  Result soft = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch");
+  Result soft = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch");
   EXPECT_EQ(soft.status, 0) << soft.output;
   EXPECT_THAT(soft.output, HasSubstr("override_fallback"));
   // A shape the planner cannot divide is an error, not a crash.
-  Result zero = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --kv-heads 0");
+  Result zero = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --kv-heads 0");
   EXPECT_EQ(zero.status, 2) << zero.output;
   EXPECT_THAT(zero.output, HasSubstr("num_kv_heads: expected >= 1, got 0"));
 }
@@ -302,7 +303,7 @@ TEST_F(Cli, HostileArgumentsFailClearly) {
   Result none = run("check --filter no-such-case");
   EXPECT_EQ(none.status, 1) << none.output;
   EXPECT_THAT(none.output, HasSubstr("--filter: expected a text that matches at least one text case, got 'no-such-case'"));
-  const std::string caps = " --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json";
+  const std::string caps = " --caps " + testing::caps_path("lavapipe.json");
   Result patches = run("plan vision --patches 0" + caps);
   EXPECT_EQ(patches.status, 2) << patches.output;
   EXPECT_THAT(patches.output, HasSubstr("patches: expected >= 1, got 0"));

@@ -5,9 +5,11 @@
 
 #include "commands.hpp"
 #include "vkattn/error.hpp"
+#include "vkattn/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"vkattn: portable GPU attention for LLM inference on Vulkan"};
+  app.set_version_flag("--version", std::string(vkattn::version()), "Print the version and exit");
   app.require_subcommand(1);
   app.fallthrough();  // `vkattn <command> ... --device D` reaches the top-level option
   vkattn::cli::GlobalOptions g;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vkattn/caps.hpp"
+#include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn {
@@ -50,13 +51,13 @@ struct DeviceInfo {
 };
 
 // Every Vulkan device the loader reports, with its capabilities.
-std::vector<DeviceInfo> list_devices();
+VKATTN_API std::vector<DeviceInfo> list_devices();
 
 // Picks a device index from `selector` (see ContextOptions::device); pure, so
 // it is tested without a GPU. Throws Error naming "device" when nothing matches.
-uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+VKATTN_API uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
 
-class Context {
+class VKATTN_API Context {
  public:
   explicit Context(const ContextOptions& options = {});
   explicit Context(const ExternalDevice& external);

@@ -10,4 +10,5 @@
 #include "vkattn/tensor.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/types.hpp"
+#include "vkattn/version.hpp"
 #include "vkattn/vision.hpp"
