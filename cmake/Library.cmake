@@ -11,8 +11,8 @@ file(GLOB_RECURSE VKATTN_SOURCES CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/src/util/*.cpp)
 # Caps files are read with the bounded file reader of src/io; the rest of src/io (.npy) is the test kit's.
 list(APPEND VKATTN_SOURCES ${PROJECT_SOURCE_DIR}/src/io/regular_file.cpp)
-list(APPEND VKATTN_SOURCES ${PROJECT_SOURCE_DIR}/src/types.cpp ${PROJECT_SOURCE_DIR}/src/version.cpp
-     ${PROJECT_BINARY_DIR}/generated/embedded_shaders.cpp)
+file(GLOB VKATTN_TOP_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.cpp)
+list(APPEND VKATTN_SOURCES ${VKATTN_TOP_SOURCES} ${PROJECT_BINARY_DIR}/generated/embedded_shaders.cpp)
 
 set(VKATTN_GENERATED_INCLUDE ${PROJECT_BINARY_DIR}/generated/include)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in ${VKATTN_GENERATED_INCLUDE}/vkattn/version.hpp @ONLY)

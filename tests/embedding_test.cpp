@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "expect_error.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -347,6 +349,53 @@ TEST_F(Embedding, NullHandlesAreRejected) {
   }
   Context ctx(external_);
   EXPECT_THROW(Recorder(ctx, VK_NULL_HANDLE), Error);
+}
+
+// A host that shares its queue: vkattn takes the host's lock around each
+// submit (uploads, downloads, recorded work), and never holds it otherwise.
+TEST_F(Embedding, HostQueueLockWrapsEverySubmit) {
+  std::mutex host_queue;
+  int locks = 0, unlocks = 0;
+  ExternalDevice e = external_;
+  e.lock_queue = [&] {
+    host_queue.lock();
+    ++locks;
+  };
+  e.unlock_queue = [&] {
+    ++unlocks;
+    host_queue.unlock();
+  };
+  {
+    Context ctx(e);
+    TextAttentionParams p;
+    p.head_dim = 16;
+    p.kv_capacity = 4;
+    p.kv_len = {4};
+    TextAttentionTensors t;
+    t.q = ctx.tensor(DType::f32, {1, 1, 1, 16});
+    t.k = ctx.tensor(DType::f32, {1, 4, 1, 16});
+    t.v = ctx.tensor(DType::f32, {1, 4, 1, 16});
+    t.out = ctx.tensor(DType::f32, {1, 1, 1, 16});
+    ctx.upload(t.q, std::vector<float>(16, 0.5f));
+    ctx.upload(t.k, std::vector<float>(64, 1.0f));
+    ctx.upload(t.v, std::vector<float>(64, 2.0f));
+    EXPECT_EQ(locks, 3);  // one per upload
+    Recorder rec(ctx);
+    text_attention(rec, p, t);
+    const int before_run = locks;
+    rec.run();
+    EXPECT_EQ(locks, before_run + 1);
+    EXPECT_EQ(ctx.download_as<float>(t.out), std::vector<float>(16, 2.0f));  // softmax of equal scores: V's mean
+    EXPECT_TRUE(host_queue.try_lock()) << "the host's lock must be free between calls";
+    host_queue.unlock();
+  }
+  EXPECT_EQ(locks, unlocks);
+  ExternalDevice half = external_;
+  half.lock_queue = [] {};
+  const Error err = testing::expect_error([&] { Context ctx(half); });
+  EXPECT_EQ(err.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(err.what(), ::testing::HasSubstr("expected lock_queue and unlock_queue both set or both unset, got "
+                                               "lock_queue only"));
 }
 
 // Replay: one recording, submitted per decode step with new lengths on the GPU.

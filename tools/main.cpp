@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
+#include "check/stderr_log.hpp"
 #include "commands.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/version.hpp"
@@ -27,6 +28,7 @@ void add_device_option(CLI::App& cmd, std::string& device) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkattn::check::install_stderr_log();
   CLI::App app{"vkattn: portable GPU attention for LLM inference on Vulkan"};
   app.set_version_flag("--version", std::string(vkattn::version()), "Print the version and exit");
   app.footer("Exit status: 0 success, 1 a parity check failed, 2 bad usage or input, or an error (on stderr).");

@@ -4,6 +4,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +44,14 @@ struct ExternalDevice {
   bool shader_int8_enabled = false;
   bool subgroup_size_control_enabled = false;
   bool cooperative_matrix_nv_enabled = false;
+  // When other threads of the host use `queue` too: vkattn calls lock_queue()
+  // before and unlock_queue() after each vkQueueSubmit, which happens only in
+  // Recorder::submit()/run() and in Context::upload()/download() (and the
+  // first call that needs vkattn's zeroed placeholder buffer). Set both or
+  // neither. A host that records into its own command buffer
+  // (Recorder(ctx, cb)) and submits it itself needs no lock for attention work.
+  std::function<void()> lock_queue;
+  std::function<void()> unlock_queue;
 };
 
 struct DeviceInfo {
@@ -57,6 +66,10 @@ VKATTN_API std::vector<DeviceInfo> list_devices();
 // it is tested without a GPU. Throws Error naming "device" when nothing matches.
 VKATTN_API uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
 
+// Threads: a Context may be used from several threads at once: tensors,
+// wraps, uploads and downloads, and recording, provided each thread records
+// with its own Recorder (a Recorder is used by one thread at a time).
+// Separate contexts (one per GPU, say) are independent of each other.
 class VKATTN_API Context {
  public:
   explicit Context(const ContextOptions& options = {});
