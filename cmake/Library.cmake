@@ -8,7 +8,7 @@
 
 file(GLOB_RECURSE VKATTN_SOURCES CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/src/vk/*.cpp ${PROJECT_SOURCE_DIR}/src/planner/*.cpp ${PROJECT_SOURCE_DIR}/src/ops/*.cpp
-     ${PROJECT_SOURCE_DIR}/src/util/*.cpp)
+     ${PROJECT_SOURCE_DIR}/src/util/*.cpp ${PROJECT_SOURCE_DIR}/src/capi/*.cpp)
 # Caps files are read with the bounded file reader of src/io; the rest of src/io (.npy) is the test kit's.
 list(APPEND VKATTN_SOURCES ${PROJECT_SOURCE_DIR}/src/io/regular_file.cpp)
 file(GLOB VKATTN_TOP_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.cpp)

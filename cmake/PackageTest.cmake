@@ -58,13 +58,16 @@ if(SHARED)
   if(NOT LAST_OUTPUT MATCHES "SONAME[^\n]*\\[libvkattn\\.so\\.${SOVERSION}\\]")
     message(FATAL_ERROR "libvkattn.so: expected SONAME libvkattn.so.${SOVERSION}, got\n${LAST_OUTPUT}")
   endif()
-  # Every exported symbol is public API: in namespace vkattn, not in its
-  # internal namespaces, and nothing of fmt, nlohmann-json or the C++ library.
+  # Every exported symbol is public API: the C API, or in namespace vkattn but
+  # not its internal namespaces; nothing of fmt, nlohmann-json or the C++ library.
   run_checked("nm" nm -D --defined-only -C ${libdir}/libvkattn.so)
   string(REPLACE "\n" ";" symbols "${LAST_OUTPUT}")
   foreach(line ${symbols})
     string(REGEX REPLACE "^[0-9a-f]+ [A-Za-z] " "" name "${line}")
     if(name STREQUAL "" OR name MATCHES "^(_init|_fini)$")
+      continue()
+    endif()
+    if(name MATCHES "^vkattn_[a-z0-9_]+$")  # the C API
       continue()
     endif()
     if(NOT name MATCHES "^(typeinfo for |typeinfo name for |vtable for )?vkattn::" OR

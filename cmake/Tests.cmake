@@ -36,3 +36,19 @@ if(VKATTN_INSTALL)
                    -P ${PROJECT_SOURCE_DIR}/cmake/PackageTest.cmake)
   set_tests_properties(package_install PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
 endif()
+
+# The C API driven by a program written in C, judged by the float64 oracle
+# (through a small C-callable shim), linked against the library as users link it.
+enable_language(C)
+add_library(vkattn_c_oracle STATIC ${PROJECT_SOURCE_DIR}/tests/c_api/c_oracle.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/text_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/vision_reference.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/audio_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/tolerance.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/parallel.cpp)
+target_include_directories(vkattn_c_oracle PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(vkattn_c_oracle PUBLIC vkattn::vkattn PRIVATE fmt::fmt-header-only Threads::Threads)
+add_executable(vkattn_c_api_test ${PROJECT_SOURCE_DIR}/tests/c_api/c_api_test.c)
+set_target_properties(vkattn_c_api_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+target_compile_options(vkattn_c_api_test PRIVATE -Wall -Wextra -Werror)
+target_link_libraries(vkattn_c_api_test PRIVATE vkattn_c_oracle)
+add_test(NAME c_api COMMAND vkattn_c_api_test)
+set_tests_properties(c_api PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
