@@ -223,7 +223,8 @@ py::object plan_text(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint3
 }
 
 py::object plan_vision(ArrayContext& self, uint32_t patches, uint32_t heads, uint32_t head_dim,
-                       const std::string& dtype, const std::string& layout, std::optional<std::string> variant, bool strict) {
+                       const std::string& dtype, const std::string& layout, std::optional<std::string> variant,
+                       bool strict) {
   const planner::VisionShape s{patches, heads, head_dim, dtype_from_string(dtype), vision_layout_from_string(layout)};
   return json_to_python(
       planner::plan_to_json(planner::plan_vision(self.ctx().caps(), s, plan_options(variant, strict))));
