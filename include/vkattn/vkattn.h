@@ -83,6 +83,9 @@ typedef struct vkattn_external_device {
   uint32_t queue_family;
   int shader_float16_enabled, storage_16bit_enabled, storage_8bit_enabled, shader_int8_enabled;
   int subgroup_size_control_enabled, cooperative_matrix_nv_enabled;
+  /* Optional: the host's loader, through which vkattn resolves every entry point
+   * (one loader per process); NULL: libvulkan.so.1. */
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr;
   /* Optional, both or neither: called around each vkQueueSubmit on `queue`. */
   void (*lock_queue)(void* user);
   void (*unlock_queue)(void* user);

@@ -50,6 +50,7 @@ vkattn_status vkattn_context_create_external(const vkattn_external_device* devic
     e.shader_int8_enabled = device->shader_int8_enabled;
     e.subgroup_size_control_enabled = device->subgroup_size_control_enabled;
     e.cooperative_matrix_nv_enabled = device->cooperative_matrix_nv_enabled;
+    e.get_instance_proc_addr = device->get_instance_proc_addr;
     void* user = device->queue_lock_user;
     if (auto lock = device->lock_queue) e.lock_queue = [lock, user] { lock(user); };
     if (auto unlock = device->unlock_queue) e.unlock_queue = [unlock, user] { unlock(user); };

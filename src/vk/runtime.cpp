@@ -87,10 +87,10 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
 }
 
 Runtime::Runtime(const ExternalDevice& ext) {
-  load_vulkan();
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
     throw Error(ErrorKind::invalid_argument,
                 "external device: expected non-null instance, physical_device, device and queue, got a null handle");
+  load_vulkan(ext.get_instance_proc_addr, ext.instance);
   physical_ = ext.physical_device;
   device_ = ext.device;
   queue_ = ext.queue;
