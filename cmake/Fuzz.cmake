@@ -16,9 +16,7 @@ add_library(vkattn_fuzz_core STATIC
   src/vk/caps_json.cpp src/ops/text/text_validate.cpp src/ops/vision/vision_validate.cpp
   src/ops/audio/audio_validate.cpp ${VKATTN_FUZZ_PLANNER})
 target_include_directories(vkattn_fuzz_core PUBLIC include src)
-target_compile_definitions(vkattn_fuzz_core PUBLIC FMT_HEADER_ONLY=1)
-target_include_directories(vkattn_fuzz_core PUBLIC ${FMT_INC})
-target_link_libraries(vkattn_fuzz_core PUBLIC Vulkan::Headers nlohmann_json::nlohmann_json)
+target_link_libraries(vkattn_fuzz_core PUBLIC Vulkan::Headers fmt::fmt-header-only nlohmann_json::nlohmann_json)
 target_compile_options(vkattn_fuzz_core PUBLIC -g -O1 ${VKATTN_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
 target_link_options(vkattn_fuzz_core PUBLIC ${VKATTN_FUZZ_SANITIZERS})
 

@@ -197,11 +197,10 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
 // Every shipped suite loads; on the H200's caps the big decode cases are skipped with the limit named.
 TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
   for (const char* s : {"models", "smoke", "decode", "decode-h200", "prefill", "vision", "audio", "ceilings"}) {
-    const Result r = run(std::string("bench --dry-run --caps ") + VKATTN_SOURCE_DIR + "/caps/nvidia-h200.json --suite " + s);
+    const Result r = run("bench --dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }
-  const Result decode = run(std::string("bench --dry-run --json --caps ") + VKATTN_SOURCE_DIR +
-                            "/caps/nvidia-h200.json --suite decode");
+  const Result decode = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") + " --suite decode");
   const auto rows = json_lines(decode.output);
   ASSERT_EQ(rows.size(), 4u * 3 * 3 * 4 * 3 + 1);
   EXPECT_EQ(rows.back()["device"], "NVIDIA H200");

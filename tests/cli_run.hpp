@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "test_paths.hpp"
+
 namespace vkattn {
 
 struct Result {
@@ -14,9 +16,10 @@ struct Result {
   std::string output;
 };
 
-inline Result run(const std::string& args) {
+// The command's stdout, with its stderr too unless `stdout_only`.
+inline Result run(const std::string& args, bool stdout_only = false) {
   Result r;
-  const std::string cmd = std::string(VKATTN_CLI_PATH) + " " + args + " 2>&1";
+  const std::string cmd = testing::cli_path() + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
   char buf[4096];

@@ -20,6 +20,8 @@
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
+#include "test_paths.hpp"
+#include "vkattn/version.hpp"
 #include "vkattn/caps.hpp"
 
 namespace vkattn {
@@ -117,7 +119,7 @@ TEST_F(Cli, DevicesJsonIsTheCapsFormat) {
 }
 
 TEST_F(Cli, PlanForNvidiaFromCapsFile) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json --json");
+  Result r = run("plan text --caps " + testing::caps_path("nvidia-h200.json") + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
@@ -128,23 +130,23 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
   for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";
   EXPECT_TRUE(has_split) << r.output;
   // The text form names the device and the winner.
-  Result text = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json");
+  Result text = run("plan text --caps " + testing::caps_path("nvidia-h200.json"));
   EXPECT_EQ(text.status, 0);
   EXPECT_THAT(text.output, HasSubstr("device: NVIDIA H200"));
   EXPECT_THAT(text.output, HasSubstr("chosen: " + j.at("variant").get<std::string>()));
 }
 
 TEST_F(Cli, PlanStrictUnknownVariantFails) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch --strict");
+  Result r = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch --strict");
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.output, HasSubstr("vkattn: error: variant: expected a text variant name"));
   EXPECT_THAT(r.output, HasSubstr("'nosuch'"));
   // Non-strict: a warning and the capability choice.
-  Result soft = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch");
+  Result soft = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch");
   EXPECT_EQ(soft.status, 0) << soft.output;
   EXPECT_THAT(soft.output, HasSubstr("override_fallback"));
   // A shape the planner cannot divide is an error, not a crash.
-  Result zero = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --kv-heads 0");
+  Result zero = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --kv-heads 0");
   EXPECT_EQ(zero.status, 2) << zero.output;
   EXPECT_THAT(zero.output, HasSubstr("num_kv_heads: expected >= 1, got 0"));
 }
@@ -267,7 +269,7 @@ TEST_F(Cli, HostileArgumentsFailClearly) {
   Result none = run("check --filter no-such-case");
   EXPECT_EQ(none.status, 1) << none.output;
   EXPECT_THAT(none.output, HasSubstr("--filter: expected a text that matches at least one text case, got 'no-such-case'"));
-  const std::string caps = " --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json";
+  const std::string caps = " --caps " + testing::caps_path("lavapipe.json");
   Result patches = run("plan vision --patches 0" + caps);
   EXPECT_EQ(patches.status, 2) << patches.output;
   EXPECT_THAT(patches.output, HasSubstr("patches: expected >= 1, got 0"));
@@ -315,6 +317,79 @@ TEST(CliLoader, MissingLoaderNamesThePackage) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("vkattn: error: Vulkan loader: expected /nonexistent/libvulkan.so.1 to load"));
   EXPECT_THAT(r.output, HasSubstr("install the Debian package libvulkan1"));
+}
+
+}  // namespace
+}  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find('\n', pos);
+    if (end == std::string::npos) end = s.size();
+    out.push_back(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+// The conventions every command follows (README, "The CLI").
+TEST(CliConventions, VersionAndUsageExitCodes) {
+  Result v = run("--version");
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_EQ(last_line(v.output), std::string(VKATTN_VERSION_STRING));
+  // CLI11's own errors are usage errors: exit status 2, like bad input.
+  Result unknown = run("check --no-such-flag");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  Result missing = run("plan");
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  Result range = run("demo --runs 0");
+  EXPECT_EQ(range.status, 2) << range.output;
+  Result help = run("--help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_THAT(help.output, HasSubstr("Exit status: 0 success, 1 a parity check failed, 2 bad usage or input"));
+}
+
+TEST(CliConventions, EverySubcommandShowsDevice) {
+  for (const char* cmd : {"devices", "demo", "check", "bench", "plan", "plan text", "plan vision", "run", "run text",
+                          "run vision", "run posembed", "run audio"}) {
+    Result r = run(std::string(cmd) + " --help");
+    EXPECT_EQ(r.status, 0) << cmd << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--device")) << cmd;
+  }
+}
+
+TEST(CliConventions, PlanTextShowsDefaultsAndLegend) {
+  Result help = run("plan text --help");
+  EXPECT_THAT(help.output, HasSubstr("--kv-len UINT=4096 ")) << help.output;
+  EXPECT_THAT(help.output, HasSubstr("--kv-dtype TEXT=f16 ")) << help.output;
+  Result plan = run("plan text --caps " + testing::caps_path("lavapipe.json"));
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("legend: * chosen, + eligible, - rejected"));
+}
+
+// --json output is JSON lines: every stdout line parses, the summary is an object;
+// progress goes to stderr.
+TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
+  Result check = run("check --json --filter \"decode_split_f32 contiguous\"", true);
+  EXPECT_EQ(check.status, 0) << check.output;
+  const auto lines = lines_of(check.output);
+  ASSERT_EQ(lines.size(), 2u) << check.output;
+  for (const auto& l : lines) EXPECT_NO_THROW(nlohmann::json::parse(l)) << l;
+  EXPECT_EQ(nlohmann::json::parse(lines[1]), (nlohmann::json{{"passed", 1}, {"failed", 0}}));
+  for (const std::string& cmd : std::vector<std::string>{"devices --json",
+                                 "plan text --json --caps " + testing::caps_path("lavapipe.json")}) {
+    Result r = run(cmd, true);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(lines_of(r.output).size(), 1u) << cmd << ": " << r.output;
+    EXPECT_NO_THROW(nlohmann::json::parse(r.output)) << r.output;
+  }
+  Result progress = run("check --filter \"decode_split_f32 contiguous\"");
+  EXPECT_THAT(progress.output, HasSubstr("[1/1] case decode_split_f32 contiguous"));
 }
 
 }  // namespace

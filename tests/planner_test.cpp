@@ -24,6 +24,7 @@
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
 #include "expect_error.hpp"
+#include "test_paths.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -32,8 +33,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-DeviceCaps lavapipe() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/lavapipe.json"); }
-DeviceCaps nvidia() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/nvidia-h200.json"); }
+DeviceCaps lavapipe() { return load_caps_file(testing::caps_path("lavapipe.json")); }
+DeviceCaps nvidia() { return load_caps_file(testing::caps_path("nvidia-h200.json")); }
 
 // A device as given, but without subgroup shuffles: decode_flash cannot run,
 // so the older decode rows decide.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "planner/vision_planner.hpp"
+#include "test_paths.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn {
@@ -155,7 +156,7 @@ TEST(VisionPlanner, HeadMajorRowIsOverrideOnlyAndNotForHpdInput) {
 }
 
 TEST(VisionPlanner, ExplainNamesEveryRowOfTheDtypeAndTheWinner) {
-  auto p = planner::plan_vision(load_caps_file(VKATTN_SOURCE_DIR "/caps/nvidia-h200.json"), shape(2304, 64));
+  auto p = planner::plan_vision(load_caps_file(testing::caps_path("nvidia-h200.json")), shape(2304, 64));
   const std::string text = planner::explain(p);
   EXPECT_NE(text.find("chosen: " + p.variant->name), std::string::npos);
   EXPECT_EQ(p.candidates.size(), planner::vision_variants().size() / 2);

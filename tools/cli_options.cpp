@@ -1,6 +1,8 @@
 // Options several subcommands share.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "vkattn/context.hpp"
 
@@ -36,8 +38,12 @@ DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
 
 void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
                 const std::string& json) {
-  if (flags.json) fmt::print("{}\n", json);
-  else fmt::print("device: {}\n{}", caps.name, explanation);
+  if (flags.json) {
+    fmt::print("{}\n", nlohmann::json::parse(json).dump());  // one line: JSON lines like every --json
+    return;
+  }
+  fmt::print("device: {}\n{}", caps.name, explanation);
+  fmt::print("legend: * chosen, + eligible, - rejected; the reason follows each variant\n");
 }
 
 }  // namespace vkattn::cli

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "vkattn/export.hpp"
+
 namespace vkattn {
 
 class Context;
@@ -13,7 +15,7 @@ namespace vk {
 class RecorderImpl;
 }
 
-class Recorder {
+class VKATTN_API Recorder {
  public:
   // Records into a command buffer of vkattn's own; submit() runs it.
   explicit Recorder(Context& ctx);

@@ -394,23 +394,25 @@ std::vector<CheckCase> text_check_cases(const DeviceCaps& caps, GridSize size) {
   return out;
 }
 
-std::vector<CheckCase> text_demo_cases() {
+std::vector<CheckCase> text_demo_cases(DemoSize size) {
+  const bool cpu = size == DemoSize::cpu;
+  const uint32_t context = 4096, prompt = cpu ? 64 : 512;  // a decode step is cheap on CPUs too
   TextCase decode;
-  decode.name = "llama3-8b decode (H32/8 D128 L4096 f16 KV)";
+  decode.name = fmt::format("llama3-8b decode (H32/8 D128 L{} f16 KV)", context);
   auto& p = decode.params;
   p.num_heads = 32;
   p.num_kv_heads = 8;
   p.head_dim = 128;
-  p.kv_len = {4096};
-  p.kv_capacity = 4096;
-  p.start_pos = {4095};
+  p.kv_len = {context};
+  p.kv_capacity = context;
+  p.start_pos = {context - 1};
   p.causal = true;
   decode.kv = DType::f16;
   TextCase prefill = decode;
-  prefill.name = "llama3-8b prefill (S512 causal f16)";
-  prefill.params.seq_len = 512;
-  prefill.params.kv_len = {512};
-  prefill.params.kv_capacity = 512;
+  prefill.name = fmt::format("llama3-8b prefill (S{} causal f16)", prompt);
+  prefill.params.seq_len = prompt;
+  prefill.params.kv_len = {prompt};
+  prefill.params.kv_capacity = prompt;
   prefill.params.start_pos = {0};
   prefill.q = prefill.kv = prefill.out = DType::f16;
   std::vector<CheckCase> out;

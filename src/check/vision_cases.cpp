@@ -320,14 +320,15 @@ std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size)
   return out;
 }
 
-std::vector<CheckCase> vision_demo_cases() {
-  VisionCase c = make(2304, 12, 64, DType::f32);
-  c.name = "gemma4 vision (P2304 H12 D64 scale 1.0)";
+std::vector<CheckCase> vision_demo_cases(DemoSize size) {
+  const uint32_t side = size == DemoSize::cpu ? 16 : 48;  // patches per image row and column
+  VisionCase c = make(side * side, 12, 64, DType::f32);
+  c.name = fmt::format("gemma4 vision (P{} H12 D64 scale 1.0)", side * side);
   c.params.scale = 1.0f;
   c.logit_scale = 0.125f;
   PosEmbedCase pe;
-  pe.name = "gemma4 vision posembed (48x48, hidden 1152)";
-  pe.params = {2304, 1152, 64, 48};
+  pe.name = fmt::format("gemma4 vision posembed ({}x{}, hidden 1152)", side, side);
+  pe.params = {side * side, 1152, 64, side};
   return {{c.name, [c](Context& ctx, const RunOptions& o) { return run_vision_case(ctx, c, o); }},
           {pe.name, [pe](Context& ctx, const RunOptions& o) { return run_posembed_case(ctx, pe, o); }}};
 }

@@ -277,4 +277,17 @@ std::string plan_to_json(const TextPlan& plan) {
                    {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
 }
 
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv) {
+  TextShape shape;
+  shape.batch = p.batch;
+  shape.seq_len = p.seq_len;
+  shape.num_heads = p.num_heads;
+  shape.num_kv_heads = p.num_kv_heads;
+  shape.head_dim = p.head_dim;
+  shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  shape.q = q;
+  shape.kv = kv;
+  return shape;
+}
+
 }  // namespace vkattn::planner

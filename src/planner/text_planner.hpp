@@ -9,6 +9,7 @@
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/plan.hpp"
+#include "vkattn/text.hpp"
 
 namespace vkattn::planner {
 
@@ -26,6 +27,9 @@ struct TextShape {
 };
 
 // Workgroup geometry of a variant on a device; becomes specialization constants.
+// The planner's view of a call: its shape and the dtypes of Q and K/V.
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv);
+
 struct TextGeometry {
   uint32_t q_pos = 1;        // query positions per workgroup
   uint32_t head_group = 1;   // query heads per workgroup (one KV head)

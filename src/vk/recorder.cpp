@@ -21,8 +21,14 @@ RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), 
     external_ = true;
     recording_ = true;
   } else {
+    // A pool of its own: command pools are externally synchronized, and each
+    // thread records with its own recorder.
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = rt_.queue_family();
+    check(vkCreateCommandPool(rt_.device(), &pi, nullptr, &command_pool_), "creating a command pool");
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = rt_.command_pool();
+    ai.commandPool = command_pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     check(vkAllocateCommandBuffers(rt_.device(), &ai, &cb_), "allocating a command buffer");
@@ -43,7 +49,7 @@ RecorderImpl::~RecorderImpl() {
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
   if (fence_) vkDestroyFence(d, fence_, nullptr);
-  if (!external_ && cb_) vkFreeCommandBuffers(d, rt_.command_pool(), 1, &cb_);
+  if (command_pool_) vkDestroyCommandPool(d, command_pool_, nullptr);  // frees cb_
 }
 
 void RecorderImpl::ensure_recording() {

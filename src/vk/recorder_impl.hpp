@@ -78,6 +78,7 @@ class RecorderImpl {
 
   Context& ctx_;
   Runtime& rt_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;  // own command buffer only
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   bool external_ = false;
   bool recording_ = false;

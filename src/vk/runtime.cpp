@@ -87,10 +87,10 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
 }
 
 Runtime::Runtime(const ExternalDevice& ext) {
-  load_vulkan();
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
     throw Error(ErrorKind::invalid_argument,
                 "external device: expected non-null instance, physical_device, device and queue, got a null handle");
+  load_vulkan(ext.get_instance_proc_addr, ext.instance);
   physical_ = ext.physical_device;
   device_ = ext.device;
   queue_ = ext.queue;
@@ -104,6 +104,12 @@ Runtime::Runtime(const ExternalDevice& ext) {
   caps_.subgroup_size_control &= ext.subgroup_size_control_enabled;
   caps_.cooperative_matrix_nv &= ext.cooperative_matrix_nv_enabled;
   if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
+  if (static_cast<bool>(ext.lock_queue) != static_cast<bool>(ext.unlock_queue))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("external device: expected lock_queue and unlock_queue both set or both unset, got {}",
+                            ext.lock_queue ? "lock_queue only" : "unlock_queue only"));
+  lock_queue_ = ext.lock_queue;
+  unlock_queue_ = ext.unlock_queue;
   finish_setup();
 }
 
@@ -119,7 +125,10 @@ void Runtime::finish_setup() {
 }
 
 Runtime::~Runtime() {
-  if (device_) vkDeviceWaitIdle(device_);
+  // A borrowed device's queues belong to the host (vkDeviceWaitIdle would touch
+  // them all); vkattn's own work has finished already: transfers wait for
+  // their fence, recorders for theirs when destroyed.
+  if (owns_device_) vkDeviceWaitIdle(device_);
   pipelines_.reset();
   staging_.reset();
   placeholder_.reset();
@@ -146,7 +155,9 @@ void Runtime::submit(const VkSubmitInfo& info, VkFence fence, std::string_view d
   VkResult r = injected_fault(FaultSite::submit);
   if (r == VK_SUCCESS) {
     std::lock_guard lock(queue_mutex_);
+    if (lock_queue_) lock_queue_();
     r = vkQueueSubmit(queue_, 1, &info, fence);
+    if (unlock_queue_) unlock_queue_();
   }
   check(r, doing);
 }
@@ -195,10 +206,12 @@ void Runtime::release_scratch(std::shared_ptr<Allocation> a) {
 }
 
 VkBuffer Runtime::placeholder_buffer() {
-  if (!placeholder_) {
-    placeholder_ = allocate(64, false);
-    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, placeholder_->buffer(), 0, 64, 0); });
-  }
+  std::call_once(placeholder_once_, [&] {
+    std::lock_guard lock(transfer_mutex_);
+    auto buffer = allocate(64, false);
+    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, buffer->buffer(), 0, 64, 0); });
+    placeholder_ = std::move(buffer);
+  });
   return placeholder_->buffer();
 }
 
@@ -255,6 +268,7 @@ void Runtime::end_one_shot(VkCommandBuffer cb) {
 
 void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes) {
   if (bytes.empty()) return;
+  std::lock_guard lock(transfer_mutex_);
   Allocation& s = staging(bytes.size());
   std::memcpy(s.mapped(), bytes.data(), bytes.size());
   run_once([&](VkCommandBuffer cb) {
@@ -265,6 +279,7 @@ void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byt
 
 void Runtime::download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes) {
   if (bytes.empty()) return;
+  std::lock_guard lock(transfer_mutex_);
   Allocation& s = staging(bytes.size());
   run_once([&](VkCommandBuffer cb) {
     VkBufferCopy copy{offset, 0, bytes.size()};

@@ -98,16 +98,8 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   text::validate_params(p);
   text::validate_tensors(p, t, caps);
 
-  planner::TextShape shape;
-  shape.batch = p.batch;
-  shape.seq_len = p.seq_len;
-  shape.num_heads = p.num_heads;
-  shape.num_kv_heads = p.num_kv_heads;
-  shape.head_dim = p.head_dim;
-  shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  planner::TextShape shape = planner::text_shape_of(p, t.q.dtype(), t.k.dtype());
   if (t.kv_len.valid()) shape.kv_len_bound = kv_len_bound(p);  // replays may read up to the capacity
-  shape.q = t.q.dtype();
-  shape.kv = t.k.dtype();
   const planner::TextPlan plan = planner::plan_text(caps, shape, options);
   const planner::TextGeometry& g = plan.geometry;
 
