@@ -196,7 +196,7 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
 
 // Every shipped suite loads; on the H200's caps the big decode cases are skipped with the limit named.
 TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
-  for (const char* s : {"models", "smoke", "decode", "decode-h200", "prefill", "vision", "audio", "ceilings"}) {
+  for (const char* s : {"models", "smoke", "decode", "decode-h200", "decode-sample", "prefill", "vision", "audio", "ceilings"}) {
     const Result r = run("bench --dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }
