@@ -37,6 +37,11 @@ if(VKATTN_INSTALL)
   set_tests_properties(package_install PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
 endif()
 
+# The benchmark scripts' pure parts (suite expansion against the binary's, the ratio join).
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME bench_python COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/bench_py_test.py $<TARGET_FILE:vkattn_cli>)
+endif()
 # The C API driven by a program written in C, judged by the float64 oracle
 # (through a small C-callable shim), linked against the library as users link it.
 enable_language(C)

@@ -200,7 +200,8 @@ TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
     const Result r = run("bench --dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }
-  const Result decode = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") + " --suite decode");
+  const Result decode = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
+                            " --suite decode");
   const auto rows = json_lines(decode.output);
   ASSERT_EQ(rows.size(), 4u * 3 * 3 * 4 * 3 + 1);
   EXPECT_EQ(rows.back()["device"], "NVIDIA H200");

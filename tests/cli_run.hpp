@@ -1,5 +1,5 @@
 // Runs the built `vkattn` binary for the CLI tests (tests/cli_test.cpp,
-// tests/bench_cli_test.cpp): exit status and stdout and stderr together.
+// tests/bench_cli_test.cpp): exit status and output.
 #pragma once
 
 #include <sys/wait.h>

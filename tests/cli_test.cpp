@@ -267,7 +267,7 @@ TEST_F(Cli, RunTextBadInputs) {
 TEST_F(Cli, HostileArgumentsFailClearly) {
   // A filter that matches nothing checked nothing: not a success.
   Result none = run("check --filter no-such-case");
-  EXPECT_EQ(none.status, 1) << none.output;
+  EXPECT_EQ(none.status, 2) << none.output;  // bad input
   EXPECT_THAT(none.output, HasSubstr("--filter: expected a text that matches at least one text case, got 'no-such-case'"));
   const std::string caps = " --caps " + testing::caps_path("lavapipe.json");
   Result patches = run("plan vision --patches 0" + caps);

@@ -30,6 +30,11 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
     std::vector<check::CheckCase> grid;
     for (auto& c : check::check_cases(o->family, ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci))
       if (o->filter.empty() || c.name.find(o->filter) != std::string::npos) grid.push_back(std::move(c));
+    // A filter that selects nothing would check nothing: bad input, not a pass.
+    if (grid.empty())
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("--filter: expected a text that matches at least one {} case, got '{}'", o->family,
+                              o->filter));
     int passed = 0, failed = 0;
     if (!o->json) fmt::print("device: {}\n", ctx.caps().name);
     for (size_t i = 0; i < grid.size(); ++i) {
@@ -52,12 +57,6 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
     if (o->json) fmt::print("{}\n", nlohmann::json{{"passed", passed}, {"failed", failed}}.dump());
     else fmt::print("{} passed, {} failed\n", passed, failed);
     status = failed ? 1 : 0;
-    // A filter that selects nothing checked nothing: not a pass.
-    if (passed + failed == 0) {
-      fmt::print(stderr, "--filter: expected a text that matches at least one {} case, got '{}'\n", o->family,
-                 o->filter);
-      status = 1;
-    }
   });
 }
 
