@@ -19,7 +19,7 @@ target_include_directories(vkattn_fuzz_core PUBLIC include src)
 target_compile_definitions(vkattn_fuzz_core PUBLIC FMT_HEADER_ONLY=1)
 target_include_directories(vkattn_fuzz_core PUBLIC ${FMT_INC})
 target_link_libraries(vkattn_fuzz_core PUBLIC Vulkan::Headers nlohmann_json::nlohmann_json)
-target_compile_options(vkattn_fuzz_core PUBLIC -g -O1 ${VKATTN_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
+target_compile_options(vkattn_fuzz_core PUBLIC -gline-tables-only -O1 ${VKATTN_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
 target_link_options(vkattn_fuzz_core PUBLIC ${VKATTN_FUZZ_SANITIZERS})
 
 function(vkattn_fuzzer name source)
