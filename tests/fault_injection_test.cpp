@@ -170,6 +170,17 @@ TEST_F(Faults, AfterDeviceLossEveryCallFailsFast) {
   }
 }
 
+// A wait past the fence timeout (injected as VK_TIMEOUT) is device loss, not a hang.
+TEST_F(Faults, FenceTimeoutIsDeviceLost) {
+  Context c;
+  vk::arm_fault(FaultSite::fence_wait, 1, VK_TIMEOUT);
+  Error e = expect_error([&] { run_call(c, "decode_split_f32"); });
+  vk::disarm_faults();
+  EXPECT_EQ(e.kind(), ErrorKind::device_lost);
+  EXPECT_THAT(e.what(), HasSubstr("not finished after 120000 ms (VK_TIMEOUT)"));
+  EXPECT_EQ(expect_error([&] { c.tensor(DType::f32, {16}); }).kind(), ErrorKind::device_lost);
+}
+
 // AddressSanitizer holds freed memory in quarantine, so resident memory says
 // nothing about leaks there (LeakSanitizer checks at exit instead).
 #if defined(__SANITIZE_ADDRESS__)
