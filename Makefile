@@ -1,10 +1,13 @@
 # The two commands of the README. Each does its own set-up on a fresh Debian 12.
 BUILD ?= build
+SANITIZE_BUILD ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 45
 JOBS ?= $(shell nproc)
 # The shared library by default, so the tests check its SONAME and exports; SHARED=OFF for static.
 SHARED ?= ON
 
-.PHONY: demo test build setup clean
+.PHONY: demo test build setup clean sanitize fuzz
 
 setup:
 	@scripts/setup.sh
@@ -21,5 +24,20 @@ demo: build
 test: build
 	cd $(BUILD) && VKATTN_VALIDATION=1 ctest --output-on-failure -j $(JOBS)
 
+# The library, CLI and unit tests under AddressSanitizer (with LeakSanitizer)
+# and UndefinedBehaviorSanitizer; the oracle grids (Grid/*) stay on `make test`.
+sanitize: setup
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKATTN_SANITIZE=ON >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	cd $(SANITIZE_BUILD) && VKATTN_VALIDATION=1 \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -E '^Grid/'
+
+# Every libFuzzer harness (clang, ASan+UBSan) for FUZZ_SECONDS on the committed corpus.
+fuzz: setup
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+	@cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
+	scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD)

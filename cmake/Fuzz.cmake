@@ -17,7 +17,7 @@ add_library(vkattn_fuzz_core STATIC
   src/ops/audio/audio_validate.cpp ${VKATTN_FUZZ_PLANNER})
 target_include_directories(vkattn_fuzz_core PUBLIC include src)
 target_link_libraries(vkattn_fuzz_core PUBLIC Vulkan::Headers fmt::fmt-header-only nlohmann_json::nlohmann_json)
-target_compile_options(vkattn_fuzz_core PUBLIC -g -O1 ${VKATTN_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
+target_compile_options(vkattn_fuzz_core PUBLIC -gline-tables-only -O1 ${VKATTN_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
 target_link_options(vkattn_fuzz_core PUBLIC ${VKATTN_FUZZ_SANITIZERS})
 
 function(vkattn_fuzzer name source)
