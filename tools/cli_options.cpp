@@ -10,6 +10,7 @@ PlanOptions OverrideFlags::plan_options() const {
   PlanOptions o;
   o.variant = variant;
   o.strict = strict;
+  o.allow_reduced_precision = allow_reduced_precision;
   return o;
 }
 
@@ -17,6 +18,8 @@ void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& 
                         const std::string& strict_help) {
   cmd->add_option("--variant", flags.variant, variant_help);
   cmd->add_flag("--strict", flags.strict, strict_help);
+  cmd->add_flag("--allow-reduced-precision", flags.allow_reduced_precision,
+                "Let the planner pick variants that compute f32 inputs at f16 (tensor cores)");
 }
 
 void add_plan_flags(CLI::App* cmd, PlanFlags& flags) {

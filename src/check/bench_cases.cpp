@@ -46,6 +46,11 @@ std::vector<BenchCase> text_bench_cases() {
   add("prefill", "llama3-8b", shape(1, 2048, 32, 8, 128, 2048, DType::f16, DType::f16), false);
   add("prefill", "llama3-8b", shape(1, 4096, 32, 8, 128, 4096, DType::f16, DType::f16), false);
   add("prefill", "d64", shape(1, 2048, 16, 16, 64, 2048, DType::f16, DType::f16), false);
+  add("prefill", "llama3-8b", shape(1, 16384, 32, 8, 128, 16384, DType::f16, DType::f16), false);
+  add("prefill", "d256", shape(1, 2048, 16, 16, 256, 2048, DType::f16, DType::f16), false);
+  TextCase windowed = shape(1, 16384, 32, 8, 128, 16384, DType::f16, DType::f16);
+  windowed.params.window = 4096;
+  add("prefill", "llama3-8b-window4096", windowed, false);
   return out;
 }
 

@@ -163,15 +163,24 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
 
     // Work done: each query row reads the keys it can see.
     double visible = 0.0;
+    double pairs = 0.0;  // (query, visible key) pairs, counted exactly (windows included)
     for (uint32_t b = 0; b < p.batch; ++b) {
       double L = p.kv_len_of(b);
       if (p.window) L = std::min<double>(L, p.window);
       if (p.causal && p.seq_len > 1) L = std::max(1.0, L - p.seq_len / 2.0);
       visible += L;
+      if (p.kv_len_of(b) == 0) continue;
+      for (uint32_t i = 0; i < p.seq_len; ++i) {
+        const int64_t qpos = int64_t(p.start_pos_of(b)) + i;
+        int64_t lo = p.kv_start_of(b), hi = int64_t(p.kv_start_of(b)) + p.kv_len_of(b) - 1;
+        if (p.causal) hi = std::min(hi, qpos);
+        if (p.window) lo = std::max(lo, qpos - int64_t(p.window) + 1);
+        pairs += double(std::max<int64_t>(0, hi - lo + 1));
+      }
     }
     const double kv_bytes_per_key = 2.0 * p.num_kv_heads * p.head_dim * dtype_bits(c.kv) / 8;
     r.bytes_moved = visible * kv_bytes_per_key + double(q_elems) * (dtype_bits(c.q) + dtype_bits(c.out)) / 8;
-    r.flops = 4.0 * p.num_heads * p.seq_len * p.head_dim * visible;
+    r.flops = 4.0 * p.num_heads * p.head_dim * pairs;
 
     if (!skip_oracle) {
       std::vector<double> want = reference::text_attention(p, q.values, k.values, v.values, table);
@@ -215,6 +224,16 @@ void set_layout(TextCase& c, KvLayout layout) {
     p.max_pages = (max_end + 15) / 16 + 1;
     p.num_pages = p.batch * p.max_pages + 2;
   }
+}
+
+// A causal batch on a paged cache whose per-sequence values and workgroup
+// counts all come from GPU buffers.
+TextCase from_gpu_buffers(TextCase c) {
+  c.params.causal = true;
+  c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
+  c.indirect = true;
+  set_layout(c, KvLayout::paged);
+  return c;
 }
 
 }  // namespace
@@ -328,11 +347,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     TextCase c = make(3, 5, 8, 2, 64, 40);
     c.params.kv_len = {40, 17, 29};
     c.params.start_pos = {35, 12, 24};
-    c.params.causal = true;
-    c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
-    c.indirect = true;
-    set_layout(c, KvLayout::paged);
-    add(c);
+    add(from_gpu_buffers(c));
   }
   {
     // A long context through split-KV decode (no length caps).
@@ -343,6 +358,65 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     add(c);
   }
+  // 4. The flash_fragments engine (tensor cores, and their emulation that runs
+  //    anywhere), forced: head dims, GQA ratios, layouts, several key tiles with
+  //    a partial last one, masks, scoring, batches, GPU-side values, indirect.
+  for (const auto& v : planner::text_variants()) {
+    if (v.engine != planner::Engine::flash_fragments) continue;
+    auto force = [&](TextCase c, const std::string& what) {
+      c.q = v.q;
+      c.kv = v.kv;
+      c.variant = v.name;
+      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
+                               c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
+      if (!planner::text_geometry(v, caps, shape).geometry) return;  // the device cannot run it
+      c.name = fmt::format("{} {}", v.name, what);
+      add(c);
+    };
+    const uint32_t ratios[] = {1, 4, 8};
+    for (size_t i = 0; i < std::size(dims); ++i) {
+      const uint32_t ratio = ratios[i % 3];
+      TextCase c = make(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
+      c.params.causal = true;
+      c.params.start_pos = {full ? 400u : 33u};
+      c.logit_scale = 2.0f;
+      set_layout(c, layouts[i % 3]);
+      force(c, fmt::format("D{} gqa{} causal {}", dims[i], ratio, to_string(layouts[i % 3])));
+    }
+    {
+      TextCase c = make(1, 33, 4, 2, 64, 80);
+      c.params.causal = true;
+      c.params.start_pos = {47};
+      c.params.window = 21;
+      c.params.softcap = 30.0f;
+      c.params.scale = 0.2f;
+      c.logit_scale = 6.0f;
+      set_layout(c, KvLayout::paged);
+      force(c, "window softcap scale paged");
+      c.params.causal = false;
+      c.params.window = 0;
+      c.params.softcap = 0.0f;
+      set_layout(c, KvLayout::ring);
+      force(c, "bidirectional ring");
+    }
+    {
+      TextCase c = make(3, 21, 8, 2, 128, 60);
+      c.params.kv_len = {60, 25, 0};
+      c.params.kv_start = {3, 0, 0};
+      c.params.start_pos = {42, 4, 0};
+      force(from_gpu_buffers(c), "batch gpu-lens indirect paged");
+    }
+    {
+      // Rows that see no key: queries before every key.
+      TextCase c = make(1, 20, 2, 1, 96, 40);
+      c.params.causal = true;
+      c.params.start_pos = {0};
+      c.params.kv_start = {10};
+      set_layout(c, KvLayout::contiguous);
+      force(c, "masked rows");
+    }
+  }
+
   if (full) {
     // Model-sized shapes for the GPU.
     for (uint32_t L : {4096u, 32768u}) {

@@ -87,15 +87,7 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
 
-  // Values read from GPU buffers were not validated on the host: clamp them to
-  // the cache so no key is read outside it.
-  uint key_limit;
-  if (LAYOUT == TEXT_LAYOUT_RING) key_limit = pc.capacity;
-  else {
-    uint slots = LAYOUT == TEXT_LAYOUT_PAGED ? pc.max_pages * pc.capacity : pc.capacity;
-    key_limit = kv_start >= slots ? 0u : slots - kv_start;
-  }
-  kv_len = min(kv_len, key_limit);
+  kv_len = min(kv_len, key_limit(kv_start));
 
   // Keys this workgroup can see at all: causal ends early, a window starts late.
   const uint last_q = min(group_q + Q_POS, pc.seq_len);
