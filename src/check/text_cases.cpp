@@ -361,59 +361,62 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   // 4. The flash_fragments engine (tensor cores, and their emulation that runs
   //    anywhere), forced: head dims, GQA ratios, layouts, several key tiles with
   //    a partial last one, masks, scoring, batches, GPU-side values, indirect.
-  for (const auto& v : planner::text_variants()) {
-    if (v.engine != planner::Engine::flash_fragments) continue;
-    auto force = [&](TextCase c, const std::string& what) {
-      c.q = v.q;
-      c.kv = v.kv;
-      c.variant = v.name;
+  //    The cases alternate f16 and f32 Q (which differ only in the Q load).
+  std::vector<std::pair<TextCase, std::string>> flash;
+  const uint32_t ratios_flash[] = {1, 4, 8};
+  for (size_t i = 0; i < std::size(dims); ++i) {
+    const uint32_t ratio = ratios_flash[i % 3];
+    TextCase c = make(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
+    c.params.causal = true;
+    c.params.start_pos = {full ? 400u : 33u};
+    c.logit_scale = 2.0f;
+    set_layout(c, layouts[i % 3]);
+    flash.push_back({c, fmt::format("D{} gqa{} causal {}", dims[i], ratio, to_string(layouts[i % 3]))});
+  }
+  {
+    TextCase c = make(1, 33, 4, 2, 64, 80);
+    c.params.causal = true;
+    c.params.start_pos = {47};
+    c.params.window = 21;
+    c.params.softcap = 30.0f;
+    c.params.scale = 0.2f;
+    c.logit_scale = 6.0f;
+    set_layout(c, KvLayout::paged);
+    flash.push_back({c, "window softcap scale paged"});
+    c.params.causal = false;
+    c.params.window = 0;
+    c.params.softcap = 0.0f;
+    set_layout(c, KvLayout::ring);
+    flash.push_back({c, "bidirectional ring"});
+  }
+  {
+    TextCase c = make(3, 21, 8, 2, 128, 60);
+    c.params.kv_len = {60, 25, 0};
+    c.params.kv_start = {3, 0, 0};
+    c.params.start_pos = {42, 4, 0};
+    flash.push_back({from_gpu_buffers(c), "batch gpu-lens indirect paged"});
+  }
+  {
+    // Rows that see no key: queries before every key.
+    TextCase c = make(1, 20, 2, 1, 96, 40);
+    c.params.causal = true;
+    c.params.start_pos = {0};
+    c.params.kv_start = {10};
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "masked rows"});
+  }
+  for (const char* family : {"prefill_flash_coopmat", "prefill_flash_emulated"}) {
+    for (size_t i = 0; i < flash.size(); ++i) {
+      TextCase c = flash[i].first;
+      const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
+      c.q = v->q;
+      c.kv = v->kv;
+      c.variant = v->name;
       planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
                                c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
-      if (!planner::text_geometry(v, caps, shape).geometry) return;  // the device cannot run it
-      c.name = fmt::format("{} {}", v.name, what);
+      if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
+      c.name = fmt::format("{} {}", v->name, flash[i].second);
       add(c);
-    };
-    const uint32_t ratios[] = {1, 4, 8};
-    for (size_t i = 0; i < std::size(dims); ++i) {
-      const uint32_t ratio = ratios[i % 3];
-      TextCase c = make(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
-      c.params.causal = true;
-      c.params.start_pos = {full ? 400u : 33u};
-      c.logit_scale = 2.0f;
-      set_layout(c, layouts[i % 3]);
-      force(c, fmt::format("D{} gqa{} causal {}", dims[i], ratio, to_string(layouts[i % 3])));
-    }
-    {
-      TextCase c = make(1, 33, 4, 2, 64, 80);
-      c.params.causal = true;
-      c.params.start_pos = {47};
-      c.params.window = 21;
-      c.params.softcap = 30.0f;
-      c.params.scale = 0.2f;
-      c.logit_scale = 6.0f;
-      set_layout(c, KvLayout::paged);
-      force(c, "window softcap scale paged");
-      c.params.causal = false;
-      c.params.window = 0;
-      c.params.softcap = 0.0f;
-      set_layout(c, KvLayout::ring);
-      force(c, "bidirectional ring");
-    }
-    {
-      TextCase c = make(3, 21, 8, 2, 128, 60);
-      c.params.kv_len = {60, 25, 0};
-      c.params.kv_start = {3, 0, 0};
-      c.params.start_pos = {42, 4, 0};
-      force(from_gpu_buffers(c), "batch gpu-lens indirect paged");
-    }
-    {
-      // Rows that see no key: queries before every key.
-      TextCase c = make(1, 20, 2, 1, 96, 40);
-      c.params.causal = true;
-      c.params.start_pos = {0};
-      c.params.kv_start = {10};
-      set_layout(c, KvLayout::contiguous);
-      force(c, "masked rows");
     }
   }
 

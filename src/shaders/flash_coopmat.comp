@@ -166,10 +166,10 @@ void main() {
   }
   barrier();
   FragA q_frag[D16];
-  [[unroll]] for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
+  FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
   const FragC row_of = frag_row_index(S_BASE);
   FragC o_acc[D16];
-  [[unroll]] for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
   barrier();  // Q is in fragments: its staging area takes the first tile
 
   if (n_tiles > 0) {
@@ -185,10 +185,10 @@ void main() {
     if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * int(TK), j_hi);
 
     // Step 2: S = Q K^T for this warp's 16 rows.
-    [[unroll]] for (uint n = 0; n < TK16; ++n) {
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
       FragC s;
       frag_fill(s, 0.0);
-      [[unroll]] for (uint k = 0; k < D16; ++k) {
+      FRAG_UNROLL for (uint k = 0; k < D16; ++k) {
         FragB kf;
         frag_load_bt(kf, k_base + n * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
         frag_mul_add(s, q_frag[k], kf);
@@ -233,12 +233,12 @@ void main() {
     barrier();
 
     // Step 4: O = diag(alpha) O + P V.
-    [[unroll]] for (uint n = 0; n < D16; ++n)
+    FRAG_UNROLL for (uint n = 0; n < D16; ++n)
       for (int i = 0; i < o_acc[n].length(); ++i) o_acc[n][i] *= row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
-    [[unroll]] for (uint kk = 0; kk < TK16; ++kk) {
+    FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
       frag_load_a(pf, warp_s + 2 * kk, S_STRIDE);
-      [[unroll]] for (uint n = 0; n < D16; ++n) {
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
         FragB vf;
         frag_load_b(vf, v_base + kk * FLASH_FRAG * ROW_WORDS + 2 * n, ROW_WORDS);
         frag_mul_add(o_acc[n], pf, vf);

@@ -10,6 +10,8 @@
 #define FragA fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f16 left operand
 #define FragB fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f16 right operand
 #define FragC fcoopmatNV<32, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f32 accumulator
+// Loops over arrays of fragments: unrolled, so every fragment stays in registers.
+#define FRAG_UNROLL [[unroll]]
 
 // A from a row-major f16 tile.
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }

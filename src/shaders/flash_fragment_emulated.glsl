@@ -13,6 +13,10 @@ const uint FRAG_HALF = FLASH_FRAG / 2;  // accumulator columns per invocation
 #define FragB float[FLASH_FRAG * FRAG_HALF]   // [k * 8 + c]: B[k][(lane%2)*8 + c]
 #define FragC float[FRAG_HALF]                // row lane/2, columns (lane%2)*8 + c
 
+// Loops over arrays of fragments: left rolled, which keeps the lavapipe
+// pipeline compile short (the arrays live in memory there anyway).
+#define FRAG_UNROLL [[dont_unroll]]
+
 uint frag_lane() { return gl_LocalInvocationIndex % FLASH_WARP; }
 
 // The 8 f16 values of one word, widened (values are f16 already, so exact).
