@@ -382,8 +382,8 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
     EXPECT_EQ(p.geometry.q_pos, 64u) << d;
   }
   // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
-  // 8 bytes of state per key and 16 per query row.
-  EXPECT_EQ(flash_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 16);
+  // 8 bytes of state per key and 24 per query row.
+  EXPECT_EQ(flash_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {

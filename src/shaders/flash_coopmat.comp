@@ -13,8 +13,8 @@
 // the other buffer after it, so one barrier per tile separates the buffers.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
 //   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
-//   step 3: per row, mask, scale, softcap, online softmax in f32; P as f16
-//           over S; rescale factor alpha;
+//   step 3: per row (two invocations, half the keys each), mask, scale,
+//           softcap, online softmax in f32; P as f16 over S; rescale alpha;
 //   step 4: O = diag(alpha) O + P V in f32 accumulators;
 //   step 5: one normalisation by the row sums, output written.
 #extension GL_GOOGLE_include_directive : require
@@ -55,6 +55,7 @@ const uint Q_WORDS = ROWS * ROW_WORDS;
 const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
 const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16) overwrites its front
 const uint S_BASE = KV_REGION;
+const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
 const uint KV_CHUNKS = (TK * D8 + WG - 1) / WG;    // words of K (and of V) each invocation loads per tile
 const uint INVALID_POS = 0xffffffffu;
 const float NEG_INF = -1.0 / 0.0;
@@ -62,9 +63,9 @@ const float NEG_INF = -1.0 / 0.0;
 shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, INVALID_POS past seq_len
-shared float row_max[ROWS];
-shared float row_sum[ROWS];
-shared float row_alpha[ROWS];
+shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
+shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
+shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
 #include "text_kv_addressing.glsl"
 #ifdef FLASH_EMULATED
@@ -145,8 +146,6 @@ void main() {
   for (uint r = tid; r < ROWS; r += WG) {
     const uint qi = group_q + r / HEAD_GROUP;
     row_pos[r] = qi < pc.seq_len ? start_pos + qi : INVALID_POS;
-    row_max[r] = NEG_INF;
-    row_sum[r] = 0.0;
   }
   for (uint i = tid; i < ROWS * D8; i += WG) {
     const uint r = i / D8, w = i % D8;
@@ -179,6 +178,12 @@ void main() {
   barrier();
 
   const uint warp_s = S_BASE + warp * FLASH_FRAG * S_STRIDE;  // this warp's score rows
+  // The softmax row of this invocation (WG = ROWS x FLASH_ROW_LANES), its
+  // half of the keys, and that half's running max and sum.
+  const uint my_row = tid / FLASH_ROW_LANES, my_half = tid % FLASH_ROW_LANES;
+  const uint my_scores = S_BASE + my_row * S_STRIDE;
+  const uint my_qpos = row_pos[my_row];
+  float run_max = NEG_INF, run_sum = 0.0;
   for (int t = 0; t < n_tiles; ++t) {
     const uint stage = uint(t) & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
@@ -197,39 +202,39 @@ void main() {
     }
     barrier();
 
-    // Step 3: online softmax, one invocation per row. P overwrites the front
-    // of its score row: P word w is written after scores 0 .. 8w+7 were read.
-    for (uint r = tid; r < ROWS; r += WG) {
-      const uint row = S_BASE + r * S_STRIDE;
-      const uint qpos = row_pos[r];
-      float m_new = row_max[r];
-      for (uint jj = 0; jj < TK; ++jj) {
-        float s = NEG_INF;
-        if (visible(qpos, key_pos[stage * TK + jj])) {
-          s = score_at(row, jj) * pc.scale;
-          if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
-        }
-        tile_pool[row + jj / 4][jj % 4] = floatBitsToUint(s);
-        m_new = max(m_new, s);
+    // Step 3: online softmax in f32. The two invocations of a row take half
+    // its keys each and hold them in registers, so once both halves' maxima are
+    // exchanged P (f16) may overwrite the score row.
+    float sc[HALF_TK];
+    float tile_max = NEG_INF;
+    [[unroll]] for (uint j = 0; j < HALF_TK; ++j) {
+      const uint jj = my_half * HALF_TK + j;
+      float s = NEG_INF;
+      if (visible(my_qpos, key_pos[stage * TK + jj])) {
+        s = score_at(my_scores, jj) * pc.scale;
+        if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
       }
-      float total = 0.0;
-      for (uint w = 0; w < TK / 8; ++w) {
-        vec4 p[2];
-        for (uint e = 0; e < 8; ++e) {
-          const float s = score_at(row, 8 * w + e);
-          p[e / 4][e % 4] = m_new == NEG_INF ? 0.0 : exp(s - m_new);
-        }
-        p[0] = vec4(unpackHalf2x16(packHalf2x16(p[0].xy)), unpackHalf2x16(packHalf2x16(p[0].zw)));
-        p[1] = vec4(unpackHalf2x16(packHalf2x16(p[1].xy)), unpackHalf2x16(packHalf2x16(p[1].zw)));
-        total += dot(p[0] + p[1], vec4(1.0));  // the sum of the f16 weights P V uses
-        tile_pool[row + w] = uvec4(packHalf2x16(p[0].xy), packHalf2x16(p[0].zw), packHalf2x16(p[1].xy),
-                                   packHalf2x16(p[1].zw));
-      }
-      const float alpha = m_new == NEG_INF ? 1.0 : exp(row_max[r] - m_new);
-      row_sum[r] = row_sum[r] * alpha + total;
-      row_max[r] = m_new;
-      row_alpha[r] = alpha;
+      sc[j] = s;
+      tile_max = max(tile_max, s);
     }
+    part_max[tid] = tile_max;
+    barrier();
+    const float m_new = max(run_max, max(part_max[my_row * 2], part_max[my_row * 2 + 1]));
+    float total = 0.0;
+    [[unroll]] for (uint w = 0; w < HALF_TK / 8; ++w) {
+      vec4 p[2];
+      [[unroll]] for (uint e = 0; e < 8; ++e) p[e / 4][e % 4] = m_new == NEG_INF ? 0.0 : exp(sc[8 * w + e] - m_new);
+      const uvec4 packed = uvec4(packHalf2x16(p[0].xy), packHalf2x16(p[0].zw), packHalf2x16(p[1].xy),
+                                 packHalf2x16(p[1].zw));
+      // The sum takes the f16 weights P V uses.
+      total += dot(vec4(unpackHalf2x16(packed.x), unpackHalf2x16(packed.y)) +
+                       vec4(unpackHalf2x16(packed.z), unpackHalf2x16(packed.w)), vec4(1.0));
+      tile_pool[my_scores + my_half * (HALF_TK / 8) + w] = packed;
+    }
+    const float alpha = m_new == NEG_INF ? 1.0 : exp(run_max - m_new);
+    run_sum = run_sum * alpha + total;
+    run_max = m_new;
+    if (my_half == 0u) row_alpha[my_row] = alpha;
     barrier();
 
     // Step 4: O = diag(alpha) O + P V.
@@ -251,13 +256,16 @@ void main() {
 
   // Step 5: normalise once; each 16x16 block goes out through this warp's
   // score rows (a row that saw no key has sum 0 and outputs zeros).
+  part_sum[tid] = run_sum;
+  barrier();
   const uint lane = tid % FLASH_WARP;
   const uint r = warp * FLASH_FRAG + lane / 2;
   const uint qi = group_q + r / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
   for (uint n = 0; n < D16; ++n) {
     for (int i = 0; i < o_acc[n].length(); ++i) {
-      const float l = row_sum[warp * FLASH_FRAG + uint(row_of[i])];
+      const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
+      const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
       o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
     }
     frag_store_c(o_acc[n], warp_s, S_STRIDE);

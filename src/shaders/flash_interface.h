@@ -13,9 +13,12 @@
 // banks.
 #define FLASH_WORD_BYTES 16
 #define FLASH_ROW_PAD_WORDS 1
-// Per-row (and per-key) bookkeeping in shared memory: position, max, sum,
-// rescale factor per query row; position per key per stage.
-#define FLASH_ROW_STATE_BYTES 16
+// The softmax gives each query row this many invocations (a workgroup has
+// ROWS x FLASH_ROW_LANES = warps x FLASH_WARP), each taking part of the keys.
+#define FLASH_ROW_LANES (FLASH_WARP / FLASH_FRAG)
+// Per-row (and per-key) bookkeeping in shared memory: position and rescale
+// factor per query row, max and sum per row part; position per key per stage.
+#define FLASH_ROW_STATE_BYTES (8 + 8 * FLASH_ROW_LANES)
 #define FLASH_KEY_STATE_BYTES 8
 
 #endif
