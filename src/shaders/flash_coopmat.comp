@@ -238,8 +238,11 @@ void main() {
     barrier();
 
     // Step 4: O = diag(alpha) O + P V.
-    FRAG_UNROLL for (uint n = 0; n < D16; ++n)
-      for (int i = 0; i < o_acc[n].length(); ++i) o_acc[n][i] *= row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
+    // Every fragment of one type has one layout: element i of each is on row_of[i].
+    [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+      const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+    }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
       frag_load_a(pf, warp_s + 2 * kk, S_STRIDE);
@@ -262,12 +265,14 @@ void main() {
   const uint r = warp * FLASH_FRAG + lane / 2;
   const uint qi = group_q + r / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
-  for (uint n = 0; n < D16; ++n) {
-    for (int i = 0; i < o_acc[n].length(); ++i) {
-      const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
-      const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
-      o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
-    }
+  [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+    const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
+    const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
+    FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
+  }
+  // Unrolled like every loop over o_acc: an array of fragments indexed at run
+  // time would leave registers for memory.
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
     frag_store_c(o_acc[n], warp_s, S_STRIDE);
     barrier();
     if (qi < pc.seq_len) {
