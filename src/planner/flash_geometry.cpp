@@ -37,6 +37,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   if (v.needs_cooperative_matrix) {
     if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
       return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+    if (!caps.subgroup_basic) return no("needs subgroup barriers (basic subgroup operations), device has none");
     // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
     if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
         (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))

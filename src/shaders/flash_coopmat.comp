@@ -10,7 +10,10 @@
 // It walks the keys its rows can see (fully masked tiles are never visited) in
 // tiles of TK keys, double-buffered in shared memory: the global loads of tile
 // t+1 are issued into registers before the matrix work on tile t and land in
-// the other buffer after it, so one barrier per tile separates the buffers.
+// the other buffer after it, so one workgroup barrier per tile separates the
+// buffers. Within a tile a warp touches only its own rows' scores, P and
+// softmax state, so it synchronises with itself alone (warp_barrier) and the
+// warps overlap one another's matrix and softmax work.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
 //   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
 //   step 3: per row (two invocations, half the keys each), mask, scale,
@@ -200,7 +203,7 @@ void main() {
       }
       frag_store_c(s, warp_s + n * (FLASH_FRAG / 4), S_STRIDE);
     }
-    barrier();
+    warp_barrier();
 
     // Step 3: online softmax in f32. The two invocations of a row take half
     // its keys each and hold them in registers, so once both halves' maxima are
@@ -218,7 +221,7 @@ void main() {
       tile_max = max(tile_max, s);
     }
     part_max[tid] = tile_max;
-    barrier();
+    warp_barrier();
     const float m_new = max(run_max, max(part_max[my_row * 2], part_max[my_row * 2 + 1]));
     float total = 0.0;
     [[unroll]] for (uint w = 0; w < HALF_TK / 8; ++w) {
@@ -235,7 +238,7 @@ void main() {
     run_sum = run_sum * alpha + total;
     run_max = m_new;
     if (my_half == 0u) row_alpha[my_row] = alpha;
-    barrier();
+    warp_barrier();
 
     // Step 4: O = diag(alpha) O + P V.
     // Every fragment of one type has one layout: element i of each is on row_of[i].

@@ -6,12 +6,20 @@
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
 
 #define FragA fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f16 left operand
 #define FragB fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f16 right operand
 #define FragC fcoopmatNV<32, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>  // f32 accumulator
 // Loops over arrays of fragments: unrolled, so every fragment stays in registers.
 #define FRAG_UNROLL [[unroll]]
+
+// Orders shared-memory accesses among the 32 invocations of a warp (here one
+// subgroup), so warps move through their rows' steps independently.
+void warp_barrier() {
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
 
 // A from a row-major f16 tile.
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }

@@ -17,6 +17,9 @@ const uint FRAG_HALF = FLASH_FRAG / 2;  // accumulator columns per invocation
 // pipeline compile short (the arrays live in memory there anyway).
 #define FRAG_UNROLL [[dont_unroll]]
 
+// A warp here is 32 invocations, not a subgroup: the whole workgroup waits.
+void warp_barrier() { barrier(); }
+
 uint frag_lane() { return gl_LocalInvocationIndex % FLASH_WARP; }
 
 // The 8 f16 values of one word, widened (values are f16 already, so exact).
