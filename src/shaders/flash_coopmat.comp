@@ -119,8 +119,6 @@ bool visible(uint qpos, uint kpos) {
   return true;
 }
 
-float score_at(uint word, uint e) { return uintBitsToFloat(tile_pool[word + e / 4][e % 4]); }
-
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
@@ -210,15 +208,17 @@ void main() {
     // exchanged P (f16) may overwrite the score row.
     float sc[HALF_TK];
     float tile_max = NEG_INF;
-    [[unroll]] for (uint j = 0; j < HALF_TK; ++j) {
-      const uint jj = my_half * HALF_TK + j;
-      float s = NEG_INF;
-      if (visible(my_qpos, key_pos[stage * TK + jj])) {
-        s = score_at(my_scores, jj) * pc.scale;
-        if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
+    [[unroll]] for (uint w = 0; w < HALF_TK / 4; ++w) {
+      const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
+      [[unroll]] for (uint e = 0; e < 4; ++e) {
+        float s = NEG_INF;
+        if (visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e])) {
+          s = raw[e] * pc.scale;
+          if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
+        }
+        sc[4 * w + e] = s;
+        tile_max = max(tile_max, s);
       }
-      sc[j] = s;
-      tile_max = max(tile_max, s);
     }
     part_max[tid] = tile_max;
     warp_barrier();
