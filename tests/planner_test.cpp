@@ -360,26 +360,31 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
   EXPECT_THAT(p.reason, StartsWith("tensor_cores"));
   EXPECT_EQ(p.variant->module, "flash_coopmat");
-  // 4 warps of 32 own 64 rows: the 4 GQA heads of a KV head x 16 positions.
-  EXPECT_EQ(p.geometry.workgroup_size, 128u);
+  // 8 warps of 32 own 128 rows: the 4 GQA heads of a KV head x 32 positions;
+  // 16-key tiles are what 48 KiB holds next to 128 staged Q rows.
+  EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.head_group, 4u);
-  EXPECT_EQ(p.geometry.q_pos, 16u);
-  EXPECT_EQ(p.geometry.tile_keys, 32u);
+  EXPECT_EQ(p.geometry.q_pos, 32u);
+  EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.shared_bytes, flash_shared_bytes(64, 128, 32));
+  EXPECT_EQ(p.geometry.shared_bytes, flash_shared_bytes(128, 128, 16));
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
 
 TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
-  // Two K/V buffers of 64 keys fit at D64 on 48 KiB only as 32; D256 takes 16.
-  const std::pair<uint32_t, uint32_t> want[] = {{64, 32}, {80, 32}, {96, 32}, {128, 32}, {256, 16}};
-  for (auto [d, tk] : want) {
+  // Most rows first (128, then 64), then the largest key tile that fits 48 KiB.
+  struct Want {
+    uint32_t d, rows, tk;
+  };
+  for (auto [d, rows, tk] : {Want{64, 128, 32}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 16},
+                             Want{256, 64, 16}}) {
     auto p = plan_text(nvidia(), prefill(2048, 16, 16, d, DType::f16, DType::f16));
     EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16") << d;
     EXPECT_EQ(p.geometry.tile_keys, tk) << d;
     EXPECT_EQ(p.geometry.head_group, 1u) << d;
-    EXPECT_EQ(p.geometry.q_pos, 64u) << d;
+    EXPECT_EQ(p.geometry.q_pos, rows) << d;
+    EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
   }
   // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
   // 8 bytes of state per key and 24 per query row.

@@ -27,8 +27,8 @@ constexpr Family kFamilies[] = {
     // the keys each subgroup loads per step. For flash_fragments, rows and tk
     // are the most the planner tries (flash_geometry sizes them per device).
     // name                    phase           kind             engine                    sg     coop   minD maxD rows tk  mintk wg
-    {"prefill_flash_coopmat",  Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, true,  16,  256, 64,  64, 16,   128},
-    {"prefill_flash_emulated", Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, 16,  256, 64,  64, 16,   128},
+    {"prefill_flash_coopmat",  Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, true,  16,  256, 128, 64, 16,   128},
+    {"prefill_flash_emulated", Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, 16,  256, 128, 64, 16,   128},
     {"prefill_tiled_large",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, 8,   64,  32,  32, 16,   128},
     {"prefill_tiled_small",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, 8,   256, 16,  32, 4,    128},
     {"prefill_streaming",      Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, 8,   512, 1,   32, 1,    64},
