@@ -19,7 +19,7 @@
 #include <set>
 #include <string>
 
-#include "planner/flash_geometry.hpp"
+#include "planner/fragment_geometry.hpp"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
@@ -367,7 +367,7 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_EQ(p.geometry.q_pos, 32u);
   EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.shared_bytes, flash_shared_bytes(128, 128, 16));
+  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 16));
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
@@ -388,7 +388,7 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
   }
   // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
   // 8 bytes of state per key and 24 per query row.
-  EXPECT_EQ(flash_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {

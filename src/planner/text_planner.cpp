@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "planner/flash_geometry.hpp"
+#include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
 #include "planner/selection_log.hpp"
@@ -45,7 +45,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   if (s.head_dim < v.min_head_dim) return no(fmt::format("needs head_dim >= {}, got {}", v.min_head_dim, s.head_dim));
   if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
     return no("needs subgroup arithmetic in compute shaders, device has none");
-  if (v.engine == Engine::flash_fragments) return flash_geometry(v, caps, s);
+  if (v.engine == Engine::flash_fragments) return fragment_geometry(v, caps, s);
 
   TextGeometry g;
   const uint32_t gqa = s.num_kv_heads ? s.num_heads / s.num_kv_heads : 1;
@@ -167,7 +167,7 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
       if (o.tile_keys < 16)
         throw Error(ErrorKind::invalid_argument,
                     fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
-      auto forced = flash_geometry(*plan.variant, caps, s, o.tile_keys);
+      auto forced = fragment_geometry(*plan.variant, caps, s, o.tile_keys);
       if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
       g = *forced.geometry;
     } else if (plan.variant->engine == Engine::shared_tiles) {

@@ -25,7 +25,7 @@ struct Family {
 constexpr Family kFamilies[] = {
     // For registers_online, rows caps the query heads per workgroup and tk is
     // the keys each subgroup loads per step. For flash_fragments, rows and tk
-    // are the most the planner tries (flash_geometry sizes them per device).
+    // are the most the planner tries (fragment_geometry sizes them per device).
     // name                    phase           kind             engine                    sg     coop   minD maxD rows tk  mintk wg
     {"prefill_flash_coopmat",  Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, true,  16,  256, 128, 64, 16,   128},
     {"prefill_flash_emulated", Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, 16,  256, 128, 64, 16,   128},

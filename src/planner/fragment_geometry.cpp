@@ -1,4 +1,4 @@
-#include "planner/flash_geometry.hpp"
+#include "planner/fragment_geometry.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 namespace vkattn::planner {
 
-uint32_t flash_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
   const uint32_t row_words = d / 8 + FLASH_ROW_PAD_WORDS;
   const uint32_t stage_words = 2 * tile_keys * row_words;
   const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
@@ -28,7 +28,7 @@ uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
 
 }  // namespace
 
-GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
+GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
                                 uint32_t tile_keys) {
   auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
   if (s.head_dim % FLASH_FRAG != 0)
@@ -50,7 +50,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
     const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
     for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
-      const uint32_t bytes = flash_shared_bytes(rows, s.head_dim, tk);
+      const uint32_t bytes = fragment_shared_bytes(rows, s.head_dim, tk);
       if (tk <= wg && bytes <= caps.max_shared_memory_bytes) {
         const uint32_t gqa = s.num_heads / std::max(1u, s.num_kv_heads);
         g.head_group = largest_divisor_dividing(gqa, rows);
@@ -65,7 +65,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   }
   const uint32_t tk = tile_keys ? tile_keys : v.min_tile_keys;
   return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                        flash_shared_bytes(FLASH_FRAG, s.head_dim, tk), s.head_dim, FLASH_FRAG, tk,
+                        fragment_shared_bytes(FLASH_FRAG, s.head_dim, tk), s.head_dim, FLASH_FRAG, tk,
                         caps.max_shared_memory_bytes));
 }
 
