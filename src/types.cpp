@@ -5,6 +5,7 @@
 #include "vkattn/plan.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/types.hpp"
+#include "util/checked_size.hpp"
 
 #include <cmath>
 
@@ -42,8 +43,8 @@ uint32_t dtype_bits(DType t) {
 }
 
 size_t dtype_storage_bytes(DType t, size_t count) {
-  size_t bits = count * dtype_bits(t);
-  return (bits + 31) / 32 * 4;
+  const uint64_t bits = checked_add(checked_mul(count, dtype_bits(t), "bytes"), 31, "bytes");
+  return bits / 32 * 4;
 }
 
 std::string shape_to_string(const Shape& s) {
@@ -52,8 +53,19 @@ std::string shape_to_string(const Shape& s) {
 
 uint64_t element_count(const Shape& s) {
   uint64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("shape: expected an element count below 2^64, got the element count of shape {}",
+                              shape_to_string(s)));
   return n;
+}
+
+uint64_t furthest_element(const Shape& shape, const Shape& strides) {
+  uint64_t last = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    last = checked_add(last, checked_mul(shape[i] ? shape[i] - 1 : 0, strides.at(i), "strides"), "strides");
+  return last;
 }
 
 Tensor::Tensor(std::shared_ptr<vk::Allocation> owner, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes,
@@ -72,8 +84,7 @@ Tensor Tensor::strided(Shape strides) const {
   if (strides.size() != shape_.size())
     throw Error(ErrorKind::invalid_argument, fmt::format("strides: expected {} values (one per dimension of {}), got {}",
                                                          shape_.size(), shape_to_string(shape_), strides.size()));
-  uint64_t last = 0;
-  for (size_t i = 0; i < shape_.size(); ++i) last += (shape_[i] ? shape_[i] - 1 : 0) * strides[i];
+  const uint64_t last = furthest_element(shape_, strides);
   if (dtype_storage_bytes(dtype_, last + 1) > bytes_)
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("strides: expected the furthest element of {} with strides {} within {} bytes, got "

@@ -13,6 +13,7 @@
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
 #include "expect_error.hpp"
+#include "test_paths.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn {
@@ -21,8 +22,8 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kLavapipe = VKATTN_SOURCE_DIR "/caps/lavapipe.json";
-const std::string kNvidia = VKATTN_SOURCE_DIR "/caps/nvidia-h200.json";
+const std::string kLavapipe = testing::caps_path("lavapipe.json");
+const std::string kNvidia = testing::caps_path("nvidia-h200.json");
 
 // Every field away from its default, so a field dropped on either side shows.
 DeviceCaps everything_set() {

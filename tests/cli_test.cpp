@@ -15,10 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "io/npy.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
+#include "test_paths.hpp"
+#include "vkattn/version.hpp"
 #include "vkattn/caps.hpp"
 
 namespace vkattn {
@@ -26,42 +29,6 @@ namespace {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-struct Result {
-  int status = -1;
-  std::string output;
-};
-
-Result run(const std::string& args) {
-  Result r;
-  const std::string cmd = std::string(VKATTN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int w = pclose(pipe);
-  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
-  return r;
-}
-
-std::string last_line(const std::string& s) {
-  std::string t = s;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  const auto pos = t.rfind('\n');
-  return pos == std::string::npos ? t : t.substr(pos + 1);
-}
-
-std::string line_starting(const std::string& s, const std::string& prefix) {
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find('\n', pos);
-    if (end == std::string::npos) end = s.size();
-    if (s.compare(pos, prefix.size(), prefix) == 0) return s.substr(pos, end - pos);
-    pos = end + 1;
-  }
-  return "";
-}
 
 class Cli : public ::testing::Test {
  protected:
@@ -152,18 +119,18 @@ TEST_F(Cli, DevicesJsonIsTheCapsFormat) {
 }
 
 TEST_F(Cli, PlanForNvidiaFromCapsFile) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json --json");
+  Result r = run("plan text --caps " + testing::caps_path("nvidia-h200.json") + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
-  EXPECT_THAT(j.at("variant").get<std::string>(), ::testing::MatchesRegex("decode_.*split_f16kv"));
-  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("split_kv"));
+  EXPECT_EQ(j.at("variant").get<std::string>(), "decode_flash_f16kv");
+  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("flash_decode"));
   EXPECT_GE(j.at("geometry").at("splits").get<int>(), 2);
   bool has_split = false;
   for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";
   EXPECT_TRUE(has_split) << r.output;
   // The text form names the device and the winner.
-  Result text = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/nvidia-h200.json");
+  Result text = run("plan text --caps " + testing::caps_path("nvidia-h200.json"));
   EXPECT_EQ(text.status, 0);
   EXPECT_THAT(text.output, HasSubstr("device: NVIDIA H200"));
   EXPECT_THAT(text.output, HasSubstr("chosen: " + j.at("variant").get<std::string>()));
@@ -171,31 +138,30 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
 
 // The tensor-core prefill on the H200, and the opt-in that lets f32 Q use it.
 TEST_F(Cli, PlanTensorCorePrefillForNvidia) {
-  const std::string base = "plan text --caps " VKATTN_SOURCE_DIR
-                           "/caps/nvidia-h200.json --seq-len 4096 --kv-len 4096 --heads 32 --kv-heads 8 "
-                           "--head-dim 128 --kv-dtype f16";
+  const std::string base = "plan text --caps " + testing::caps_path("nvidia-h200.json") +
+                           " --seq-len 4096 --kv-len 4096 --heads 32 --kv-heads 8 --head-dim 128 --kv-dtype f16";
   Result f16 = run(base + " --q-dtype f16");
   ASSERT_EQ(f16.status, 0) << f16.output;
   EXPECT_THAT(f16.output, HasSubstr("chosen: prefill_flash_coopmat_f16 (tensor_cores"));
   Result f32 = run(base + " --q-dtype f32");
   EXPECT_THAT(f32.output, HasSubstr("rounds f32 Q to f16; needs allow_reduced_precision"));
   EXPECT_THAT(f32.output, ::testing::Not(HasSubstr("chosen: prefill_flash")));
-  Result allowed = run(base + " --q-dtype f32 --allow-reduced-precision");
+  Result allowed = run(base + " --q-dtype f32 --reduced-precision");
   EXPECT_THAT(allowed.output, HasSubstr("chosen: prefill_flash_coopmat_f16kv"));
   EXPECT_THAT(allowed.output, HasSubstr("Q rounded to f16 (allow_reduced_precision)"));
 }
 
 TEST_F(Cli, PlanStrictUnknownVariantFails) {
-  Result r = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch --strict");
+  Result r = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch --strict");
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.output, HasSubstr("vkattn: error: variant: expected a text variant name"));
   EXPECT_THAT(r.output, HasSubstr("'nosuch'"));
   // Non-strict: a warning and the capability choice.
-  Result soft = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --variant nosuch");
+  Result soft = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch");
   EXPECT_EQ(soft.status, 0) << soft.output;
   EXPECT_THAT(soft.output, HasSubstr("override_fallback"));
   // A shape the planner cannot divide is an error, not a crash.
-  Result zero = run("plan text --caps " VKATTN_SOURCE_DIR "/caps/lavapipe.json --kv-heads 0");
+  Result zero = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --kv-heads 0");
   EXPECT_EQ(zero.status, 2) << zero.output;
   EXPECT_THAT(zero.output, HasSubstr("num_kv_heads: expected >= 1, got 0"));
 }
@@ -313,6 +279,35 @@ TEST_F(Cli, RunTextBadInputs) {
   EXPECT_THAT(word.output, HasSubstr("--kv-len: expected a non-negative integer or an .npy file, got 'many'"));
 }
 
+TEST_F(Cli, HostileArgumentsFailClearly) {
+  // A filter that matches nothing checked nothing: not a success.
+  Result none = run("check --filter no-such-case");
+  EXPECT_EQ(none.status, 1) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("--filter: expected a text that matches at least one text case, got 'no-such-case'"));
+  const std::string caps = " --caps " + testing::caps_path("lavapipe.json");
+  Result patches = run("plan vision --patches 0" + caps);
+  EXPECT_EQ(patches.status, 2) << patches.output;
+  EXPECT_THAT(patches.output, HasSubstr("patches: expected >= 1, got 0"));
+  Result heads = run("plan vision --heads 0" + caps);
+  EXPECT_EQ(heads.status, 2) << heads.output;
+  EXPECT_THAT(heads.output, HasSubstr("num_heads: expected >= 1, got 0"));
+  Result zero_caps = run("plan text --caps /dev/zero");
+  EXPECT_NE(zero_caps.status, 0);
+  EXPECT_THAT(zero_caps.output, HasSubstr("expected a regular file, got a character device"));
+  // 65537 pages of 65536 keys: the default length (2^32 + 65536) does not fit 32 bits.
+  write_float("q.npy", DType::f32, {1, 1, 1, 8}, 1.0f);
+  write_float("k.npy", DType::f32, {1, 65536, 1, 8}, 1.0f);
+  write_u32("table.npy", std::vector<uint32_t>(65537, 0));
+  io::NpyArray table = io::read_npy(path("table.npy"));
+  table.shape = {1, 65537};
+  io::write_npy(path("table.npy"), table);
+  Result paged = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("k.npy") + " --out " +
+                     path("o.npy") + " --layout paged --page-table " + path("table.npy"));
+  EXPECT_EQ(paged.status, 2) << paged.output;
+  EXPECT_THAT(paged.output, HasSubstr("kv_len: expected the default (cache slots 4295032832 - kv_start 0) below 2^32"));
+  EXPECT_FALSE(fs::exists(path("o.npy")));
+}
+
 TEST_F(Cli, UnknownDeviceFailsClearly) {
   Result r = run("check --filter nothing --device no-such-gpu-xyz");
   EXPECT_EQ(r.status, 2) << r.output;
@@ -329,35 +324,6 @@ TEST_F(Cli, UnknownDeviceFailsClearly) {
 namespace vkattn {
 namespace {
 
-// `vkattn bench` on one small case: a timed row checked against the oracle,
-// a JSON row with the shape, and a tuning override that reaches the planner.
-TEST(CliBench, OneDecodeCaseTableJsonAndOverride) {
-  Result table = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2");
-  ASSERT_EQ(table.status, 0) << table.output;
-  const std::string row = line_starting(table.output, "decode llama3-8b B1 S1 H32/8 D128 L1024");
-  EXPECT_THAT(row, HasSubstr("decode_")) << table.output;
-  EXPECT_THAT(row, ::testing::MatchesRegex(".* [0-9.]+e-0[5-9]$")) << "parity error column: " << row;
-
-  Result json = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 2 --json --splits 3");
-  ASSERT_EQ(json.status, 0) << json.output;
-  auto j = nlohmann::json::parse(last_line(json.output));
-  EXPECT_EQ(j.at("kv_len"), 1024);
-  EXPECT_EQ(j.at("head_dim"), 128);
-  EXPECT_TRUE(j.at("passed").get<bool>()) << json.output;
-  EXPECT_GT(j.at("ms").get<double>(), 0.0);
-
-  Result bad = run("bench --suite decode --filter 'B1 S1 H32/8 D128 L1024' --runs 1 --variant decode_streaming_f16kv "
-                   "--splits 3");
-  EXPECT_NE(bad.status, 0);
-  EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
-}
-
-}  // namespace
-}  // namespace vkattn
-
-namespace vkattn {
-namespace {
-
 // Without a Vulkan loader the CLI starts and names the package to install.
 TEST(CliLoader, MissingLoaderNamesThePackage) {
   setenv("VKATTN_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", 1);
@@ -366,6 +332,79 @@ TEST(CliLoader, MissingLoaderNamesThePackage) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("vkattn: error: Vulkan loader: expected /nonexistent/libvulkan.so.1 to load"));
   EXPECT_THAT(r.output, HasSubstr("install the Debian package libvulkan1"));
+}
+
+}  // namespace
+}  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find('\n', pos);
+    if (end == std::string::npos) end = s.size();
+    out.push_back(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+// The conventions every command follows (README, "The CLI").
+TEST(CliConventions, VersionAndUsageExitCodes) {
+  Result v = run("--version");
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_EQ(last_line(v.output), std::string(VKATTN_VERSION_STRING));
+  // CLI11's own errors are usage errors: exit status 2, like bad input.
+  Result unknown = run("check --no-such-flag");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  Result missing = run("plan");
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  Result range = run("demo --runs 0");
+  EXPECT_EQ(range.status, 2) << range.output;
+  Result help = run("--help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_THAT(help.output, HasSubstr("Exit status: 0 success, 1 a parity check failed, 2 bad usage or input"));
+}
+
+TEST(CliConventions, EverySubcommandShowsDevice) {
+  for (const char* cmd : {"devices", "demo", "check", "bench", "plan", "plan text", "plan vision", "run", "run text",
+                          "run vision", "run posembed", "run audio"}) {
+    Result r = run(std::string(cmd) + " --help");
+    EXPECT_EQ(r.status, 0) << cmd << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--device")) << cmd;
+  }
+}
+
+TEST(CliConventions, PlanTextShowsDefaultsAndLegend) {
+  Result help = run("plan text --help");
+  EXPECT_THAT(help.output, HasSubstr("--kv-len UINT=4096 ")) << help.output;
+  EXPECT_THAT(help.output, HasSubstr("--kv-dtype TEXT=f16 ")) << help.output;
+  Result plan = run("plan text --caps " + testing::caps_path("lavapipe.json"));
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("legend: * chosen, + eligible, - rejected"));
+}
+
+// --json output is JSON lines: every stdout line parses, the summary is an object;
+// progress goes to stderr.
+TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
+  Result check = run("check --json --filter \"decode_split_f32 contiguous\"", true);
+  EXPECT_EQ(check.status, 0) << check.output;
+  const auto lines = lines_of(check.output);
+  ASSERT_EQ(lines.size(), 2u) << check.output;
+  for (const auto& l : lines) EXPECT_NO_THROW(nlohmann::json::parse(l)) << l;
+  EXPECT_EQ(nlohmann::json::parse(lines[1]), (nlohmann::json{{"passed", 1}, {"failed", 0}}));
+  for (const std::string& cmd : std::vector<std::string>{"devices --json",
+                                 "plan text --json --caps " + testing::caps_path("lavapipe.json")}) {
+    Result r = run(cmd, true);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(lines_of(r.output).size(), 1u) << cmd << ": " << r.output;
+    EXPECT_NO_THROW(nlohmann::json::parse(r.output)) << r.output;
+  }
+  Result progress = run("check --filter \"decode_split_f32 contiguous\"");
+  EXPECT_THAT(progress.output, HasSubstr("[1/1] case decode_split_f32 contiguous"));
 }
 
 }  // namespace

@@ -6,13 +6,17 @@
 #include <gtest/gtest.h>
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "expect_error.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -347,6 +351,99 @@ TEST_F(Embedding, NullHandlesAreRejected) {
   }
   Context ctx(external_);
   EXPECT_THROW(Recorder(ctx, VK_NULL_HANDLE), Error);
+}
+
+// One text-attention call whose answer is known: every score equal, so each
+// output is V's mean (2). `before_run` is called after the uploads and recording.
+std::vector<float> equal_scores_call(Context& ctx, const std::function<void()>& before_run = [] {}) {
+  TextAttentionParams p;
+  p.head_dim = 16;
+  p.kv_capacity = 4;
+  p.kv_len = {4};
+  TextAttentionTensors t;
+  t.q = ctx.tensor(DType::f32, {1, 1, 1, 16});
+  t.k = ctx.tensor(DType::f32, {1, 4, 1, 16});
+  t.v = ctx.tensor(DType::f32, {1, 4, 1, 16});
+  t.out = ctx.tensor(DType::f32, {1, 1, 1, 16});
+  ctx.upload(t.q, std::vector<float>(16, 0.5f));
+  ctx.upload(t.k, std::vector<float>(64, 1.0f));
+  ctx.upload(t.v, std::vector<float>(64, 2.0f));
+  Recorder rec(ctx);
+  text_attention(rec, p, t);
+  before_run();
+  rec.run();
+  return ctx.download_as<float>(t.out);
+}
+
+std::atomic<int> g_host_lookups{0};
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL host_get_instance_proc_addr(VkInstance instance, const char* name) {
+  ++g_host_lookups;
+  return ::vkGetInstanceProcAddr(instance, name);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL other_create_instance(const VkInstanceCreateInfo*, const VkAllocationCallbacks*,
+                                                     VkInstance*) {
+  return VK_ERROR_INITIALIZATION_FAILED;
+}
+// A loader other than the one in use: its vkCreateInstance differs.
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL other_get_instance_proc_addr(VkInstance instance, const char* name) {
+  if (std::strcmp(name, "vkCreateInstance") == 0) return reinterpret_cast<PFN_vkVoidFunction>(other_create_instance);
+  return ::vkGetInstanceProcAddr(instance, name);
+}
+
+// A host that loads Vulkan its own way hands vkattn its vkGetInstanceProcAddr.
+// With no loader for vkattn to open, only the host's can serve; in a process
+// where vkattn already runs, the host's loader must be the same one.
+TEST_F(Embedding, HostLoaderResolvesTheEntryPoints) {
+  ExternalDevice e = external_;
+  e.get_instance_proc_addr = host_get_instance_proc_addr;
+  setenv("VKATTN_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", 1);
+  {
+    Context ctx(e);
+    EXPECT_EQ(equal_scores_call(ctx), std::vector<float>(16, 2.0f));
+  }
+  unsetenv("VKATTN_VULKAN_LIBRARY");
+  EXPECT_GT(g_host_lookups.load(), 0);
+  e.get_instance_proc_addr = other_get_instance_proc_addr;
+  const Error err = testing::expect_error([&] { Context ctx(e); });
+  EXPECT_EQ(err.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(err.what(), ::testing::HasSubstr("get_instance_proc_addr: expected the Vulkan loader this process's "
+                                               "first vkattn context uses (one loader per process)"));
+}
+
+// A host that shares its queue: vkattn takes the host's lock around each
+// submit (uploads, downloads, recorded work), and never holds it otherwise.
+TEST_F(Embedding, HostQueueLockWrapsEverySubmit) {
+  std::mutex host_queue;
+  int locks = 0, unlocks = 0;
+  ExternalDevice e = external_;
+  e.lock_queue = [&] {
+    host_queue.lock();
+    ++locks;
+  };
+  e.unlock_queue = [&] {
+    ++unlocks;
+    host_queue.unlock();
+  };
+  {
+    Context ctx(e);
+    int before_run = 0;
+    EXPECT_EQ(equal_scores_call(ctx, [&] {
+                EXPECT_GE(locks, 3);  // one per upload (and the first recording's zeroed placeholder)
+                before_run = locks;
+              }),
+              std::vector<float>(16, 2.0f));
+    EXPECT_EQ(locks, before_run + 2);  // the run and the download
+    EXPECT_TRUE(host_queue.try_lock()) << "the host's lock must be free between calls";
+    host_queue.unlock();
+  }
+  EXPECT_EQ(locks, unlocks);
+  ExternalDevice half = external_;
+  half.lock_queue = [] {};
+  const Error err = testing::expect_error([&] { Context ctx(half); });
+  EXPECT_EQ(err.kind(), ErrorKind::invalid_argument);
+  EXPECT_THAT(err.what(), ::testing::HasSubstr("expected lock_queue and unlock_queue both set or both unset, got "
+                                               "lock_queue only"));
 }
 
 // Replay: one recording, submitted per decode step with new lengths on the GPU.

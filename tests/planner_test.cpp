@@ -1,11 +1,14 @@
 // The text planner on synthetic devices, no GPU: every selection rule, every
 // override path, explain() and plan_to_json().
 //
-// The case that selects each variant family (checklist):
-//   decode_online_split  NVIDIA H200, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
-//   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe D256 (past 16 x subgroup 8)
-//   decode_online        lavapipe, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32 (fills the device)
-//   decode_subgroup      lavapipe, B1 H8/8 D256 L16 (registers_online takes D <= 16 x subgroup size)
+// The case that selects each variant family (checklist). Devices "without
+// shuffles" are the shipped ones with subgroup shuffles switched off, which
+// decode_flash needs:
+//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 (64 splits fill 132 SMs); B32 L2048; lavapipe D128
+//   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
+//   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe without shuffles D256 (past 16 x 8)
+//   decode_online        lavapipe without shuffles, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32
+//   decode_subgroup      lavapipe without shuffles, B1 H8/8 D256 L16 (registers_online takes D <= 16 x 8)
 //   decode_streaming     no-subgroup device, B32 H32/8 D128 L4096; 16 KiB device D512; 4 KiB device D256
 //   prefill_tiled_large  lavapipe, B1 S128 H8/8 D64
 //   prefill_tiled_small  lavapipe, B1 S128 H8/8 D128 (and D256)
@@ -24,6 +27,7 @@
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
 #include "expect_error.hpp"
+#include "test_paths.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -32,8 +36,15 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-DeviceCaps lavapipe() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/lavapipe.json"); }
-DeviceCaps nvidia() { return load_caps_file(VKATTN_SOURCE_DIR "/caps/nvidia-h200.json"); }
+DeviceCaps lavapipe() { return load_caps_file(testing::caps_path("lavapipe.json")); }
+DeviceCaps nvidia() { return load_caps_file(testing::caps_path("nvidia-h200.json")); }
+
+// A device as given, but without subgroup shuffles: decode_flash cannot run,
+// so the older decode rows decide.
+DeviceCaps without_shuffle(DeviceCaps c) {
+  c.subgroup_shuffle = false;
+  return c;
+}
 
 DeviceCaps amd_like() {
   DeviceCaps c;
@@ -132,7 +143,7 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
     EXPECT_EQ(find_text_variant(v.name), &v);
     EXPECT_EQ(v.phase == Phase::prefill, v.family.rfind("prefill_", 0) == 0) << v.name;
   }
-  for (const char* fam : {"prefill_tiled_large", "prefill_tiled_small", "prefill_streaming", "decode_online_split",
+  for (const char* fam : {"prefill_tiled_large", "prefill_tiled_small", "prefill_streaming", "decode_flash", "decode_online_split",
                           "decode_split", "decode_online", "decode_subgroup", "decode_streaming"})
     for (const char* sfx : {"f32", "f16kv", "f16", "bf16kv", "bf16"})
       EXPECT_TRUE(names.count(std::string(fam) + "_" + sfx)) << fam << "_" << sfx;
@@ -143,9 +154,66 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 
 // ---- decode rules ---------------------------------------------------------
 
+// Selects decode_flash: NVIDIA H200, Llama-3-8B decode, one sequence. 8
+// workgroups per split (the 4 query heads of a KV head share one): 64 splits
+// of one 64-key step each fill 132 SMs about 4 times over.
+TEST(PlannerRules, FlashDecodeFillsTheH200) {
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
+  EXPECT_EQ(p.variant->name, "decode_flash_f16kv");
+  EXPECT_THAT(p.reason, StartsWith("flash_decode"));
+  EXPECT_EQ(p.geometry.head_group, 4u);
+  EXPECT_EQ(p.geometry.key_lanes, 16u);  // 128 f16 = 16 words of 16 bytes
+  EXPECT_EQ(p.geometry.workgroup_size, 256u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
+  EXPECT_EQ(p.geometry.splits, 64u);
+  EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
+  // A batch that almost fills the device on its own splits little.
+  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f16, DType::f16));
+  EXPECT_EQ(batch.variant->name, "decode_flash_f16");
+  EXPECT_EQ(batch.geometry.splits, 3u);
+  // MQA: all 8 query heads of the KV head in one workgroup.
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f16)).geometry.head_group, 8u);
+}
+
+// decode_flash on lavapipe (subgroups of 8, 32 KiB): D128 f32 rows take 8 lanes
+// x 4 words, so one head per workgroup keeps the merge inside shared memory;
+// splits by length (no compute-unit count).
+TEST(PlannerRules, FlashDecodeOnLavapipe) {
+  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096));
+  EXPECT_EQ(p.variant->name, "decode_flash_f32");
+  EXPECT_EQ(p.geometry.key_lanes, 8u);
+  EXPECT_EQ(p.geometry.acc_chunks, 4u);
+  EXPECT_EQ(p.geometry.head_group, 1u);
+  EXPECT_LE(p.geometry.shared_bytes, 32768u);
+  EXPECT_EQ(p.geometry.splits, 8u);
+  auto older = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096));
+  EXPECT_EQ(candidate(older, "decode_flash_f32").why, "needs subgroup shuffles in compute shaders, device has none");
+}
+
+// Lengths from a GPU buffer: the grid is sized for the cache's capacity, and
+// the kernel hands each split its share of the real length at run time.
+TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
+  TextShape s = decode(1, 32, 8, 128, 1024, DType::f32, DType::f16);
+  const uint32_t at_hint = plan_text(nvidia(), s).geometry.splits;
+  s.kv_len_bound = 131072;
+  const uint32_t at_bound = plan_text(nvidia(), s).geometry.splits;
+  EXPECT_EQ(at_hint, 16u);   // 1024 keys: 16 steps of 64
+  EXPECT_EQ(at_bound, 66u);  // 4 x 132 SMs / 8 workgroups per split
+}
+
+// Tuning keys per step is bounded by the registers a lane holds.
+TEST(PlannerRules, FlashDecodeTileKeysBoundedByRegisters) {
+  PlanOptions o;
+  o.tile_keys = 16;
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o).geometry.tile_keys, 16u);
+  o.tile_keys = 32;
+  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
+  EXPECT_THAT(e.what(), HasSubstr("tile_keys: expected at most 16 for head_dim 128"));
+}
+
 // Selects decode_online_split: NVIDIA H200, Llama-3-8B decode, one sequence.
 TEST(PlannerRules, SplitKvForLongDecodeOnNvidia) {
-  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
+  auto p = plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
   // 4096 keys in chunks of at most 128: 32 splits.
@@ -158,7 +226,7 @@ TEST(PlannerRules, SplitKvForLongDecodeOnNvidia) {
 
 // Selects decode_online_split on lavapipe: splits by length alone.
 TEST(PlannerRules, SplitKvOnLavapipeByLength) {
-  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096));
+  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096));
   EXPECT_EQ(p.variant->name, "decode_online_split_f32");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
   EXPECT_EQ(p.geometry.splits, 32u);
@@ -166,10 +234,10 @@ TEST(PlannerRules, SplitKvOnLavapipeByLength) {
 
 // The split threshold: more than one 128-key chunk. H8/8 D64 on lavapipe.
 TEST(PlannerRules, SplitNeedsMoreThanOneChunk) {
-  auto shorter = plan_text(lavapipe(), decode(1, 8, 8, 64, 128));
+  auto shorter = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 64, 128));
   EXPECT_EQ(shorter.variant->name, "decode_online_f32");
   EXPECT_EQ(shorter.geometry.splits, 1u);
-  auto longer = plan_text(lavapipe(), decode(1, 8, 8, 64, 129));
+  auto longer = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 64, 129));
   EXPECT_EQ(longer.variant->name, "decode_online_split_f32");
   EXPECT_EQ(longer.geometry.splits, 2u);
 }
@@ -186,15 +254,15 @@ TEST(PlannerRules, SharedTileSplitWithoutSubgroupOps) {
 
 // Selects decode_split on lavapipe: D256 is past registers_online's 16 x subgroup size.
 TEST(PlannerRules, SharedTileSplitPastRegisterHeadDims) {
-  auto p = plan_text(lavapipe(), decode(1, 8, 8, 256, 4096));
+  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 256, 4096));
   EXPECT_EQ(p.variant->name, "decode_split_f32");
   EXPECT_EQ(candidate(p, "decode_online_split_f32").why, "needs head_dim <= 128 for subgroup size 8");
-  EXPECT_THAT(plan_text(nvidia(), decode(1, 8, 8, 256, 4096)).variant->name, StartsWith("decode_online_split"));
+  EXPECT_THAT(plan_text(without_shuffle(nvidia()), decode(1, 8, 8, 256, 4096)).variant->name, StartsWith("decode_online_split"));
 }
 
 // Selects decode_online: lavapipe, KV too short to split.
 TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
-  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 16));
+  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16));
   EXPECT_EQ(p.variant->name, "decode_online_f32");
   EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
   EXPECT_EQ(p.geometry.splits, 1u);
@@ -205,24 +273,24 @@ TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
 // Selects decode_online for a short KV whatever the batch; a long KV splits
 // even when the batch alone fills the device.
 TEST(PlannerRules, SubgroupOnlineForShortKvSplitForLong) {
-  auto lp = plan_text(lavapipe(), decode(16, 32, 8, 128, 128));
+  auto lp = plan_text(without_shuffle(lavapipe()), decode(16, 32, 8, 128, 128));
   EXPECT_EQ(lp.variant->name, "decode_online_f32");
-  auto nv = plan_text(nvidia(), decode(64, 32, 8, 128, 100, DType::f16, DType::f16));
+  auto nv = plan_text(without_shuffle(nvidia()), decode(64, 32, 8, 128, 100, DType::f16, DType::f16));
   EXPECT_EQ(nv.variant->name, "decode_online_f16");
   EXPECT_EQ(nv.geometry.required_subgroup_size, 32u);
-  auto nv_long = plan_text(nvidia(), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));
+  auto nv_long = plan_text(without_shuffle(nvidia()), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));
   EXPECT_EQ(nv_long.variant->name, "decode_online_split_f16");
   EXPECT_EQ(nv_long.geometry.splits, 32u);
 }
 
 // Selects decode_online on the AMD-like device with a wave64 requirement.
 TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
-  auto p = plan_text(amd_like(), decode(32, 32, 8, 128, 128, DType::f32, DType::bf16));
+  auto p = plan_text(without_shuffle(amd_like()), decode(32, 32, 8, 128, 128, DType::f32, DType::bf16));
   EXPECT_EQ(p.variant->name, "decode_online_bf16kv");
   EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
   EXPECT_EQ(p.geometry.required_subgroup_size, 64u);
   EXPECT_EQ(p.geometry.workgroup_size % 64, 0u);
-  auto under = plan_text(amd_like(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
+  auto under = plan_text(without_shuffle(amd_like()), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
   EXPECT_EQ(under.variant->name, "decode_online_split_bf16kv");
   EXPECT_EQ(under.geometry.splits, 32u);
   EXPECT_EQ(under.geometry.required_subgroup_size, 64u);
@@ -230,7 +298,7 @@ TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
 
 // Selects decode_subgroup: lavapipe D256 (registers_online stops at 16 x 8), short KV.
 TEST(PlannerRules, SubgroupCapableWhenRegistersCannotHoldTheRow) {
-  auto p = plan_text(lavapipe(), decode(1, 8, 8, 256, 16));
+  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 256, 16));
   EXPECT_EQ(p.variant->name, "decode_subgroup_f32");
   EXPECT_EQ(p.reason, "subgroup_capable");
   EXPECT_EQ(p.geometry.required_subgroup_size, 8u);
@@ -288,7 +356,7 @@ TEST(PlannerRules, DecodeChunkedWhenSharedMemoryTooSmallForTiles) {
 // On a 4 KiB device with subgroups: merging four subgroups' D256 rows needs
 // 4128 B, the shared-tile variants more; decode_chunked's one group fits.
 TEST(PlannerRules, RegistersOnlineNeedsSharedMemoryToMerge) {
-  DeviceCaps c = amd_like();
+  DeviceCaps c = without_shuffle(amd_like());
   c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
   c.max_shared_memory_bytes = 4096;
   auto p = plan_text(c, decode(64, 8, 8, 256, 4096));
@@ -530,13 +598,13 @@ TEST(PlannerOverride, IneligibleStrictThrowsNamingVariantAndReason) {
 TEST(PlannerOverride, UnknownVariantName) {
   PlanOptions o;
   o.variant = "nosuch";
-  auto p = plan_text(lavapipe(), decode(1, 32, 8, 128, 16), o);
+  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16), o);
   EXPECT_EQ(p.variant->name, "decode_online_f32");
   EXPECT_THAT(p.reason, StartsWith("override_fallback: subgroup_online"));
   ASSERT_EQ(p.warnings.size(), 1u);
   EXPECT_THAT(p.warnings[0], HasSubstr("got 'nosuch'"));
   o.strict = true;
-  Error e = expect_error([&] { plan_text(lavapipe(), decode(1, 32, 8, 128, 16), o); });
+  Error e = expect_error([&] { plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16), o); });
   EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
   EXPECT_THAT(e.what(), HasSubstr("variant: expected a text variant name"));
   EXPECT_THAT(e.what(), HasSubstr("'nosuch'"));
@@ -546,11 +614,11 @@ TEST(PlannerOverride, DtypeMismatchedOverrideIsRejected) {
   PlanOptions o;
   o.variant = "decode_split_f16";
   o.strict = true;
-  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
+  Error e = expect_error([&] { plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
   EXPECT_EQ(e.kind(), ErrorKind::unsupported);
   EXPECT_THAT(e.what(), HasSubstr("'decode_split_f16' rejected: takes Q=f16 KV=f16, call has Q=f32 KV=f16"));
   o.strict = false;
-  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o);
+  auto p = plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o);
   EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
   EXPECT_EQ(p.warnings.size(), 1u);
 }
@@ -575,16 +643,16 @@ TEST(PlannerOverride, ForcedVariantHeadDimLimit) {
 TEST(PlannerOverride, KernelPathByPhase) {
   PlanOptions o;
   o.path = {{Phase::prefill, {}, "prefill_streaming_f32"}, {Phase::decode, {}, "decode_streaming_f32"}};
-  auto d = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), o);
+  auto d = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096), o);
   EXPECT_EQ(d.variant->name, "decode_streaming_f32");
   EXPECT_EQ(d.reason, "override");
-  auto p = plan_text(lavapipe(), prefill(128, 8, 8, 64), o);
+  auto p = plan_text(without_shuffle(lavapipe()), prefill(128, 8, 8, 64), o);
   EXPECT_EQ(p.variant->name, "prefill_streaming_f32");
   EXPECT_EQ(p.reason, "override");
   // A path for the other phase only leaves this call to the rules.
   PlanOptions prefill_only;
   prefill_only.path = {{Phase::prefill, {}, "prefill_streaming_f32"}};
-  auto d2 = plan_text(lavapipe(), decode(1, 32, 8, 128, 4096), prefill_only);
+  auto d2 = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096), prefill_only);
   EXPECT_EQ(d2.variant->name, "decode_online_split_f32");
   EXPECT_THAT(d2.reason, StartsWith("split_kv"));
   EXPECT_TRUE(d2.warnings.empty());
@@ -595,14 +663,14 @@ TEST(PlannerOverride, KernelPathByLayer) {
   o.path = {{Phase::decode, {1, 3}, "decode_streaming_f32"}, {Phase::decode, {}, "decode_subgroup_f32"}};
   const TextShape s = decode(1, 32, 8, 128, 4096);
   o.layer = 3;
-  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_streaming_f32");
+  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_streaming_f32");
   o.layer = 1;
-  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_streaming_f32");
+  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_streaming_f32");
   o.layer = 2;  // not in {1, 3}: the catch-all entry
-  EXPECT_EQ(plan_text(lavapipe(), s, o).variant->name, "decode_subgroup_f32");
+  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_subgroup_f32");
   // Without the catch-all, an unlisted layer goes to the rules.
   o.path.pop_back();
-  auto p = plan_text(lavapipe(), s, o);
+  auto p = plan_text(without_shuffle(lavapipe()), s, o);
   EXPECT_EQ(p.variant->name, "decode_online_split_f32");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
 }

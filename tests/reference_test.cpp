@@ -565,6 +565,16 @@ TEST(Tolerance, NonFiniteValuesFail) {
   }
 }
 
+TEST(Tolerance, NanWhereTheOracleHasNanMatches) {
+  const std::vector<double> want = {1.0, NAN, INFINITY, 2.0};
+  const std::vector<float> got = {1.0f, NAN, INFINITY, 2.0f};
+  EXPECT_TRUE(compare(got, want, Tolerance{1e-6}).passed);
+  // A NaN the oracle does not have, or a finite value where it has NaN, still fails.
+  EXPECT_FALSE(compare(std::vector<float>{NAN, NAN, INFINITY, 2.0f}, want, Tolerance{1e9}).passed);
+  EXPECT_FALSE(compare(std::vector<float>{1.0f, 0.0f, INFINITY, 2.0f}, want, Tolerance{1e9}).passed);
+  EXPECT_FALSE(compare(std::vector<float>{1.0f, NAN, -INFINITY, 2.0f}, want, Tolerance{1e9}).passed);
+}
+
 // ------------------------------------------------------------ rounding ----
 
 TEST(Rounding, F16KnownValues) {

@@ -5,10 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "vkattn/context.hpp"
+#include "vkattn/plan.hpp"
 
 namespace vkattn::testing {
 
 Context& shared_context();
+
+// Options that force one variant (strict: a rejected override is an error).
+inline PlanOptions forced(const std::string& variant) {
+  PlanOptions o;
+  o.variant = variant;
+  o.strict = true;
+  return o;
+}
 
 // Fails the current test if the validation layer reported anything since
 // the fixture started.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "planner/vision_planner.hpp"
+#include "test_paths.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn {
@@ -24,12 +25,42 @@ planner::VisionShape shape(uint32_t patches, uint32_t dim, DType t = DType::f32)
   return {patches, 12, dim, t, VisionLayout::phd};
 }
 
+PlanOptions reduced() {
+  PlanOptions o;
+  o.allow_reduced_precision = true;
+  return o;
+}
+
 TEST(VisionPlanner, Gemma4OnA32LaneGpuUsesSubgroupsWith64KeyTiles) {
-  auto p = planner::plan_vision(device(49152, 32, true), shape(2304, 64));
+  auto p = planner::plan_vision(device(49152, 32, true), shape(2304, 64), reduced());
   EXPECT_EQ(p.variant->name, "vision_flash_sg_f16s_q16_t64_f32");
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);  // rullama's subgroup kernels needed 64
   EXPECT_EQ(p.geometry.tile, 64u);
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
+}
+
+TEST(VisionPlanner, F32InputsStayF32UnlessReducedPrecisionIsAllowed) {
+  const DeviceCaps c = device(49152, 32, true);
+  auto exact = planner::plan_vision(c, shape(2304, 64));
+  EXPECT_FALSE(exact.variant->f16_shared) << exact.variant->name;
+  EXPECT_EQ(exact.reason.find("allow_reduced_precision"), std::string::npos) << exact.reason;
+  for (const auto& cand : exact.candidates)
+    if (cand.variant.find("f16s") != std::string::npos) {
+      EXPECT_FALSE(cand.eligible) << cand.variant;
+      EXPECT_NE(cand.why.find("allow_reduced_precision"), std::string::npos) << cand.why;
+    }
+  auto fast = planner::plan_vision(c, shape(2304, 64), reduced());
+  EXPECT_TRUE(fast.variant->f16_shared) << fast.variant->name;
+  EXPECT_NE(fast.reason.find("allow_reduced_precision"), std::string::npos) << fast.reason;
+  // An override of an f16-tile row on f32 inputs is rejected without the opt-in.
+  PlanOptions forced;
+  forced.variant = "vision_flash_f16s_q8_f32";
+  forced.strict = true;
+  EXPECT_THROW(planner::plan_vision(c, shape(2304, 64), forced), Error);
+  forced.allow_reduced_precision = true;
+  EXPECT_EQ(planner::plan_vision(c, shape(2304, 64), forced).variant->name, "vision_flash_f16s_q8_f32");
+  // f16 inputs lose nothing in f16 tiles: no opt-in needed.
+  EXPECT_TRUE(planner::plan_vision(c, shape(2304, 64, DType::f16)).variant->f16_shared);
 }
 
 TEST(VisionPlanner, NoSubgroupsFallsBackToWideF32Tiles) {
@@ -51,12 +82,12 @@ TEST(VisionPlanner, VaryingSubgroupSizeWithoutControlRejectsSubgroupRows) {
 
 TEST(VisionPlanner, LargeHeadDimOnSmallSharedMemoryUsesF16Tiles) {
   // D = 128 on 32 KiB: 16 queries leave room for 32-key tiles only in f16.
-  auto p = planner::plan_vision(device(32768, 8, false), shape(500, 128));
+  auto p = planner::plan_vision(device(32768, 8, false), shape(500, 128), reduced());
   EXPECT_EQ(p.variant->name, "vision_flash_f16s_q16_f32");
   EXPECT_EQ(p.geometry.tile, 32u);
   EXPECT_LE(p.geometry.shared_bytes, 32768u);
   // D = 256: f32 tiles of 8 queries would shrink to 8 keys, f16 ones only to 16.
-  auto wide = planner::plan_vision(device(32768, 8, false), shape(500, 256));
+  auto wide = planner::plan_vision(device(32768, 8, false), shape(500, 256), reduced());
   EXPECT_EQ(wide.variant->name, "vision_flash_f16s_q8_f32");
   EXPECT_EQ(wide.geometry.tile, 16u);
 }
@@ -125,7 +156,7 @@ TEST(VisionPlanner, HeadMajorRowIsOverrideOnlyAndNotForHpdInput) {
 }
 
 TEST(VisionPlanner, ExplainNamesEveryRowOfTheDtypeAndTheWinner) {
-  auto p = planner::plan_vision(load_caps_file(VKATTN_SOURCE_DIR "/caps/nvidia-h200.json"), shape(2304, 64));
+  auto p = planner::plan_vision(load_caps_file(testing::caps_path("nvidia-h200.json")), shape(2304, 64));
   const std::string text = planner::explain(p);
   EXPECT_NE(text.find("chosen: " + p.variant->name), std::string::npos);
   EXPECT_EQ(p.candidates.size(), planner::vision_variants().size() / 2);

@@ -1,6 +1,8 @@
 // Options several subcommands share.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "vkattn/context.hpp"
 
@@ -10,7 +12,7 @@ PlanOptions OverrideFlags::plan_options() const {
   PlanOptions o;
   o.variant = variant;
   o.strict = strict;
-  o.allow_reduced_precision = allow_reduced_precision;
+  o.allow_reduced_precision = reduced_precision;
   return o;
 }
 
@@ -18,8 +20,8 @@ void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& 
                         const std::string& strict_help) {
   cmd->add_option("--variant", flags.variant, variant_help);
   cmd->add_flag("--strict", flags.strict, strict_help);
-  cmd->add_flag("--allow-reduced-precision", flags.allow_reduced_precision,
-                "Let the planner pick variants that compute f32 inputs at f16 (tensor cores)");
+  cmd->add_flag("--reduced-precision", flags.reduced_precision,
+                "Let f32 inputs be computed through f16 (faster tiles; the plan says when it applies)");
 }
 
 void add_plan_flags(CLI::App* cmd, PlanFlags& flags) {
@@ -36,8 +38,12 @@ DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
 
 void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
                 const std::string& json) {
-  if (flags.json) fmt::print("{}\n", json);
-  else fmt::print("device: {}\n{}", caps.name, explanation);
+  if (flags.json) {
+    fmt::print("{}\n", nlohmann::json::parse(json).dump());  // one line: JSON lines like every --json
+    return;
+  }
+  fmt::print("device: {}\n{}", caps.name, explanation);
+  fmt::print("legend: * chosen, + eligible, - rejected; the reason follows each variant\n");
 }
 
 }  // namespace vkattn::cli

@@ -2,6 +2,7 @@
 // chosen device, one line per case, then "N passed, M failed".
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "check/check_case.hpp"
@@ -26,11 +27,15 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--filter", o->filter, "Only cases whose name contains this text");
   cmd->callback([o, &g, &status] {
     Context ctx(ContextOptions{g.device});
-    auto grid = check::check_cases(o->family, ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci);
+    std::vector<check::CheckCase> grid;
+    for (auto& c : check::check_cases(o->family, ctx.caps(), o->full ? check::GridSize::full : check::GridSize::ci))
+      if (o->filter.empty() || c.name.find(o->filter) != std::string::npos) grid.push_back(std::move(c));
     int passed = 0, failed = 0;
     if (!o->json) fmt::print("device: {}\n", ctx.caps().name);
-    for (const auto& c : grid) {
-      if (!o->filter.empty() && c.name.find(o->filter) == std::string::npos) continue;
+    for (size_t i = 0; i < grid.size(); ++i) {
+      const auto& c = grid[i];
+      fmt::print(stderr, "[{}/{}] case {}\n", i + 1, grid.size(), c.name);
+      std::fflush(stderr);
       auto r = c.run(ctx, {});
       (r.passed ? passed : failed)++;
       if (o->json) {
@@ -41,10 +46,18 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
         fmt::print("{} {:<44} {:<28} err {:.2e} (tol {:.1e}){}\n", r.passed ? "PASS" : "FAIL", r.name, r.variant,
                    r.cmp.rel_err, r.tol.abs_rel, r.error.empty() ? "" : "  error: " + r.error);
       }
+      std::fflush(stdout);
     }
+    // JSON output stays JSON lines: the summary is an object there.
     if (o->json) fmt::print("{}\n", nlohmann::json{{"passed", passed}, {"failed", failed}}.dump());
-    fmt::print("{} passed, {} failed\n", passed, failed);
+    else fmt::print("{} passed, {} failed\n", passed, failed);
     status = failed ? 1 : 0;
+    // A filter that selects nothing checked nothing: not a pass.
+    if (passed + failed == 0) {
+      fmt::print(stderr, "--filter: expected a text that matches at least one {} case, got '{}'\n", o->family,
+                 o->filter);
+      status = 1;
+    }
   });
 }
 

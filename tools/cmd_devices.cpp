@@ -36,12 +36,14 @@ void print_caps(const DeviceInfo& d) {
 
 }  // namespace
 
-void add_devices_command(CLI::App& app, GlobalOptions&, int& status) {
-  auto* cmd = app.add_subcommand("devices", "List every Vulkan device and its capabilities");
+void add_devices_command(CLI::App& app, GlobalOptions& g, int& status) {
+  auto* cmd = app.add_subcommand(
+      "devices", "List every Vulkan device and its capabilities (with --device: the one it picks)");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON (the caps-file format `vkattn plan --caps` reads)");
-  cmd->callback([json, &status] {
+  cmd->add_flag("--json", *json, "Print JSON on one line (the caps-file format `vkattn plan --caps` reads)");
+  cmd->callback([json, &g, &status] {
     auto devices = list_devices();
+    if (!g.device.empty()) devices = {devices.at(choose_device(devices, g.device))};
     if (*json) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& d : devices) {
@@ -49,7 +51,7 @@ void add_devices_command(CLI::App& app, GlobalOptions&, int& status) {
         j["index"] = d.index;
         arr.push_back(j);
       }
-      fmt::print("{}\n", arr.dump(2));
+      fmt::print("{}\n", arr.dump());
     } else {
       if (devices.empty()) fmt::print("no Vulkan devices\n");
       for (const auto& d : devices) print_caps(d);

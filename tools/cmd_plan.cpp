@@ -23,15 +23,16 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   auto* plan = app.add_subcommand("plan", "Explain kernel selection");
   plan->require_subcommand(1);
   add_plan_vision(*plan, g, status);
+  // No options: a Llama-3-8B decode step (the defaults --help shows).
   auto* text = plan->add_subcommand("text", "Text attention");
-  text->add_option("--batch", o->shape.batch, "B");
-  text->add_option("--seq-len", o->shape.seq_len, "S (1 = decode)");
-  text->add_option("--heads", o->shape.num_heads, "H");
-  text->add_option("--kv-heads", o->shape.num_kv_heads, "Hkv");
-  text->add_option("--head-dim", o->shape.head_dim, "D");
-  text->add_option("--kv-len", o->shape.kv_len, "keys per sequence");
-  text->add_option("--q-dtype", o->q, "f32 | f16 | bf16");
-  text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16");
+  text->add_option("--batch", o->shape.batch, "B")->capture_default_str();
+  text->add_option("--seq-len", o->shape.seq_len, "S (1 = decode)")->capture_default_str();
+  text->add_option("--heads", o->shape.num_heads, "H")->capture_default_str();
+  text->add_option("--kv-heads", o->shape.num_kv_heads, "Hkv")->capture_default_str();
+  text->add_option("--head-dim", o->shape.head_dim, "D")->capture_default_str();
+  text->add_option("--kv-len", o->shape.kv_len, "keys per sequence")->capture_default_str();
+  text->add_option("--q-dtype", o->q, "f32 | f16 | bf16")->capture_default_str();
+  text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16")->capture_default_str();
   add_plan_flags(text, o->flags);
   text->callback([o, &g, &status] {
     o->shape.q = dtype_from_string(o->q);

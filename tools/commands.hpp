@@ -25,7 +25,7 @@ struct GlobalOptions {
 struct OverrideFlags {
   std::string variant;
   bool strict = false;
-  bool allow_reduced_precision = false;
+  bool reduced_precision = false;  // PlanOptions::allow_reduced_precision
   PlanOptions plan_options() const;
 };
 void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& variant_help,

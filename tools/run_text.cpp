@@ -161,6 +161,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
           if (start > cache)
             bad(fmt::format("kv_start: expected <= the cache's {} key slots, got {} for sequence {}", cache, start,
                             b));
+          // max_pages x page_size may pass 2^32: never truncate it into a shorter length.
+          if (cache - start > UINT32_MAX)
+            bad(fmt::format("kv_len: expected the default (cache slots {} - kv_start {}) below 2^32, got {}; pass "
+                            "--kv-len",
+                            cache, start, cache - start));
           p.kv_len.push_back(static_cast<uint32_t>(cache - start));
         }
       }

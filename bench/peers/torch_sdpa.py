@@ -1,63 +1,229 @@
 #!/usr/bin/env python3
-"""Peer timings for `vkattn bench --json`: PyTorch's scaled_dot_product_attention
-(FlashAttention-2 / cuDNN / efficient backends, whichever PyTorch picks) on the
-same shapes and GPU, then the ratio peer_ms / vkattn_ms per case (> 1: vkattn
-is faster).
+"""PyTorch scaled_dot_product_attention on the cases vkattn benchmarks, timed fairly.
+
+Reads suite files (bench/suites/*.json) or `vkattn bench --json` output, builds
+each text and vision case in PyTorch on the GPU, and times every SDPA backend
+(flash, cuDNN, efficient; math only for small cases) as CUDA-graph replays:
+N calls are captured into one torch.cuda.CUDAGraph, each replay is timed with
+CUDA events, and the median replay time is divided by N, so launch overhead
+counts for neither side (vkattn is timed by GPU timestamps around one recorded
+command buffer). The best backend is kept. Writes one JSON line per case.
+
+What differs from vkattn's case, and is said in each row:
+- Q, K and V are all stored in the case's KV dtype (SDPA takes one dtype).
+- Paged cases are timed on the equivalent contiguous cache (SDPA has no page
+  table); the row's "layout_note" says so. Their key joins all layouts.
+- GQA/MQA uses enable_gqa=True when this PyTorch has it, else K/V repeated
+  per query head before capture (more bytes read); "gqa" says which.
+- Decode with a window attends to the last `window` keys (a view); prefill
+  with a window, or with fewer queries than keys, uses a boolean mask.
+- Softcap and audio cases have no SDPA equivalent and are reported as skipped.
 
 usage (on the GPU machine):
-  build/vkattn bench --json > vk.jsonl
-  python3 bench/peers/torch_sdpa.py vk.jsonl [--runs 50]
+  python3 bench/peers/torch_sdpa.py vk-decode.jsonl vk-prefill.jsonl [--runs 20] [--out torch.jsonl]
+  python3 bench/peers/torch_sdpa.py bench/suites/vision.json
 """
 import argparse
 import json
+import math
+import os
 import statistics
+import sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import suite  # noqa: E402
+
+DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
+# Score elements above which the math backend (which materialises them) is not tried.
+MATH_MAX_SCORES = 1 << 27
+# Warm-up replays: long after start (an idle GPU clocks down), short once it is busy.
+FIRST_WARMUP_MS = 200.0
+WARMUP_MS = 30.0
+_warmed = False
+# Replays of one graph last at least this long, so event resolution does not matter.
+GRAPH_TARGET_MS = 2.0
+MAX_CALLS_PER_GRAPH = 200
 
 
-def time_ms(fn, runs):
+def backends(torch):
+    from torch.nn.attention import SDPBackend
+    names = [("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"), ("efficient", "EFFICIENT_ATTENTION"),
+             ("math", "MATH")]
+    return [(n, getattr(SDPBackend, attr)) for n, attr in names if hasattr(SDPBackend, attr)]
+
+
+def has_enable_gqa(torch, F):
+    try:
+        q = torch.zeros(1, 2, 1, 8, device="cuda", dtype=torch.float16)
+        kv = torch.zeros(1, 1, 4, 8, device="cuda", dtype=torch.float16)
+        F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+        return True
+    except (TypeError, RuntimeError):  # no such argument, or no backend takes it: repeat K/V instead
+        return False
+
+
+def graph_ms(torch, fn, runs):
+    """Median ms of one call, from CUDA-graph replays of N captured calls."""
+    # Eager warm-up (also compiles/initialises the backend), then an estimate to size N.
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    eager = max(start.elapsed_time(end) / 5, 1e-3)
+    calls = max(1, min(MAX_CALLS_PER_GRAPH, math.ceil(GRAPH_TARGET_MS / eager)))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    # Replays until clocks are up, then the timed ones.
+    global _warmed
+    warmup_ms = WARMUP_MS if _warmed else FIRST_WARMUP_MS
+    _warmed = True
+    warm = torch.cuda.Event(enable_timing=True)
+    warm.record()
+    while True:
+        graph.replay()
+        done = torch.cuda.Event(enable_timing=True)
+        done.record()
+        done.synchronize()
+        if warm.elapsed_time(done) >= warmup_ms:
+            break
     times = []
     for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        graph.replay()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / calls)
+    del graph
+    return statistics.median(times), min(times), max(times), calls
 
 
-def peer_case(c, runs):
+def build_text(torch, c, gqa):
+    dt = getattr(torch, DTYPES[c["kv_dtype"]])
     b, s, h, hkv, d, L = c["batch"], c["seq_len"], c["heads"], c["kv_heads"], c["head_dim"], c["kv_len"]
-    # PyTorch wants one dtype for Q, K and V: the KV dtype (f16) for all.
-    dt = torch.float16 if c["kv_dtype"] == "f16" else torch.float32
     q = torch.randn(b, h, s, d, device="cuda", dtype=dt)
     k = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
     v = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
-    # Decode (S=1, last position) sees every key; prefill with S == L is causal
-    # with aligned corners, which is what PyTorch's is_causal means.
-    causal = c["causal"] and s == L
-    fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=(h != hkv))
-    return time_ms(fn, runs)
+    window = c.get("window", 0)
+    causal = c.get("causal", True)
+    mask, is_causal = None, False
+    if s == 1:
+        if window and window < L:  # the query at position L-1 sees the last `window` keys
+            k, v = k[:, :, L - window:], v[:, :, L - window:]
+    elif causal and s == L and not window:
+        is_causal = True  # queries and keys aligned: PyTorch's top-left causal mask is the same
+    elif causal or window:
+        qpos = torch.arange(L - s, L, device="cuda")[:, None]
+        kpos = torch.arange(L, device="cuda")[None, :]
+        allowed = torch.ones(s, L, dtype=torch.bool, device="cuda")
+        if causal:
+            allowed &= kpos <= qpos
+        if window:
+            allowed &= kpos > qpos - window
+        mask = allowed
+    note = "enable_gqa" if gqa else "repeat_interleave"
+    if h != hkv and not gqa:
+        k, v = k.repeat_interleave(h // hkv, dim=1), v.repeat_interleave(h // hkv, dim=1)
+    kwargs = {"attn_mask": mask, "is_causal": is_causal, "scale": c.get("scale")}
+    if h != hkv and gqa:
+        kwargs["enable_gqa"] = True
+    scores = b * h * s * k.shape[2]
+    return (q, k, v), kwargs, scores, (note if h != hkv else "none")
+
+
+def build_vision(torch, c):
+    dt = getattr(torch, DTYPES[c["dtype"]])
+    p, h, d = c["patches"], c["heads"], c["head_dim"]
+    q, k, v = (torch.randn(1, h, p, d, device="cuda", dtype=dt) for _ in range(3))
+    return (q, k, v), {"scale": c.get("scale")}, h * p * p, "none"
+
+
+def time_case(torch, F, c, runs, gqa):
+    family = c.get("family", "text")
+    row = {"case": c["case"], "family": family, "peer": "torch_sdpa", "torch": torch.__version__,
+           "device": torch.cuda.get_device_name(), "key": list(suite.peer_key(c))}
+    if family == "text" and c.get("softcap", 0):
+        return {**row, "status": "skipped", "reason": "softcap has no SDPA equivalent"}
+    if family not in ("text", "vision"):
+        return {**row, "status": "skipped", "reason": f"no SDPA equivalent of the {family} case"}
+    if family == "text":
+        if c.get("layout") == "paged":
+            row["layout_note"] = "paged case timed on the equivalent contiguous cache"
+        row["dtype"] = c["kv_dtype"]
+        tensors, kwargs, scores, row["gqa"] = build_text(torch, c, gqa)
+    else:
+        row["dtype"] = c["dtype"]
+        tensors, kwargs, scores, row["gqa"] = build_vision(torch, c)
+    results = {}
+    for name, backend in backends(torch):
+        if name == "math" and scores > MATH_MAX_SCORES:
+            results[name] = "not tried: too many score elements for the math backend"
+            continue
+        try:
+            from torch.nn.attention import sdpa_kernel
+            with sdpa_kernel([backend]):
+                ms = graph_ms(torch, lambda: F.scaled_dot_product_attention(*tensors, **kwargs), runs)
+            results[name] = {"ms": ms[0], "min_ms": ms[1], "max_ms": ms[2], "calls_per_graph": ms[3]}
+        except torch.cuda.OutOfMemoryError:
+            raise
+        except (RuntimeError, ValueError, NotImplementedError) as e:  # the backend does not take this shape, dtype or mask
+            results[name] = f"unsupported: {(str(e).splitlines() or [type(e).__name__])[0][:160]}"
+            torch.cuda.synchronize()
+    del tensors
+    timed = {n: r for n, r in results.items() if isinstance(r, dict)}
+    row["backends"] = results
+    if not timed:
+        return {**row, "status": "skipped", "reason": "no SDPA backend ran this case"}
+    best = min(timed, key=lambda n: timed[n]["ms"])
+    return {**row, "status": "ok", "backend": best, **timed[best], "runs": runs}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("vk_jsonl")
-    ap.add_argument("--runs", type=int, default=50)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("inputs", nargs="+", help="suite files or `vkattn bench --json` outputs")
+    ap.add_argument("--runs", type=int, default=20, help="timed graph replays per backend (median)")
+    ap.add_argument("--filter", default="", help="only cases whose name contains this text")
+    ap.add_argument("--out", help="write JSON lines here (default: stdout)")
     args = ap.parse_args()
-    cases = [json.loads(line) for line in open(args.vk_jsonl) if line.startswith("{")]
-    print(f"peer: torch {torch.__version__} scaled_dot_product_attention on {torch.cuda.get_device_name()}")
-    print(f"{'case':<52} {'vkattn ms':>10} {'torch ms':>10} {'torch/vkattn':>13}")
-    for c in cases:
-        if c.get("error"):
-            continue
-        peer = peer_case(c, args.runs)
-        print(f"{c['case']:<52} {c['ms']:>10.4f} {peer:>10.4f} {peer / c['ms']:>13.2f}")
+
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cases, seen = [], set()
+    for path in args.inputs:
+        for c in suite.load(path):
+            if c.get("status") == "skipped" or args.filter not in c["case"]:
+                continue  # vkattn skipped it (too large for the device, ...): nothing to compare
+            key = suite.peer_key(c)
+            if key not in seen:
+                seen.add(key)
+                cases.append(c)
+    gqa = has_enable_gqa(torch, F)
+    out = open(args.out, "w") if args.out else sys.stdout
+    for i, c in enumerate(cases):
+        print(f"[{i + 1}/{len(cases)}] case {c['case']}", file=sys.stderr, flush=True)
+        try:
+            row = time_case(torch, F, c, args.runs, gqa)
+        except torch.cuda.OutOfMemoryError as e:
+            row = {"case": c["case"], "key": list(suite.peer_key(c)), "status": "skipped",
+                   "reason": f"out of memory: {str(e).splitlines()[0][:160]}"}
+        torch.cuda.empty_cache()
+        print(json.dumps(row), file=out, flush=True)
+    if args.out:
+        out.close()
 
 
 if __name__ == "__main__":

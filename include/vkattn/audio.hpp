@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn {
@@ -52,9 +53,10 @@ struct PlanOptions;
 
 // Validates and records one call (no submit). The only option used is
 // `variant` (with `strict`), naming one of audio_variant_names().
-AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params, const AudioAttentionTensors& tensors,
-                              const PlanOptions& options);
-AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params, const AudioAttentionTensors& tensors);
-std::vector<std::string> audio_variant_names();
+VKATTN_API AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params,
+                                         const AudioAttentionTensors& tensors, const PlanOptions& options);
+VKATTN_API AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params,
+                                         const AudioAttentionTensors& tensors);
+VKATTN_API std::vector<std::string> audio_variant_names();
 
 }  // namespace vkattn

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "vkattn/export.hpp"
+
 namespace vkattn {
 
 // One shape VK_NV_cooperative_matrix reports (types as "f16", "f32", ...).
@@ -15,7 +17,7 @@ struct CoopMatrixShape {
   bool operator==(const CoopMatrixShape&) const = default;
 };
 
-struct DeviceCaps {
+struct VKATTN_API DeviceCaps {
   std::string name;
   std::string type;     // discrete | integrated | virtual | cpu | other
   std::string vendor;   // nvidia | amd | intel | apple | arm | qualcomm | mesa | unknown
@@ -65,10 +67,10 @@ struct DeviceCaps {
 };
 
 // JSON round trip for `vkattn devices --json` and `vkattn plan --caps FILE`.
-std::string caps_to_json(const DeviceCaps& caps, int indent = 2);
-DeviceCaps caps_from_json(const std::string& json_text);  // throws Error naming the field
+VKATTN_API std::string caps_to_json(const DeviceCaps& caps, int indent = 2);
+VKATTN_API DeviceCaps caps_from_json(const std::string& json_text);  // throws Error naming the field
 // A caps file: one caps object, or the array `vkattn devices --json` prints
 // (the element whose "index" equals `index`, or the first when index < 0).
-DeviceCaps load_caps_file(const std::string& path, int index = -1);
+VKATTN_API DeviceCaps load_caps_file(const std::string& path, int index = -1);
 
 }  // namespace vkattn

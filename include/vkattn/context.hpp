@@ -4,12 +4,14 @@
 #include <vulkan/vulkan.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "vkattn/caps.hpp"
+#include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn {
@@ -23,6 +25,9 @@ struct ContextOptions {
   std::string device;
   // Enable the Khronos validation layer; unset: $VKATTN_VALIDATION=1 enables it.
   int validation = -1;
+  // How long a wait for submitted work may take before the device is treated
+  // as hung: the call throws Error(device_lost) instead of waiting forever.
+  uint32_t fence_timeout_ms = 120000;
 };
 
 // A device created by the caller. vkattn uses it without owning it; the
@@ -39,6 +44,19 @@ struct ExternalDevice {
   bool shader_int8_enabled = false;
   bool subgroup_size_control_enabled = false;
   bool cooperative_matrix_nv_enabled = false;
+  // The host's Vulkan loader (MoltenVK, Android, an engine's own): vkattn
+  // resolves every entry point through it instead of opening libvulkan.so.1.
+  // Entry points are process-wide, so the first context decides the loader
+  // and later ones must use the same. Null: libvulkan.so.1.
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  // When other threads of the host use `queue` too: vkattn calls lock_queue()
+  // before and unlock_queue() after each vkQueueSubmit, which happens only in
+  // Recorder::submit()/run() and in Context::upload()/download() (and the
+  // first call that needs vkattn's zeroed placeholder buffer). Set both or
+  // neither. A host that records into its own command buffer
+  // (Recorder(ctx, cb)) and submits it itself needs no lock for attention work.
+  std::function<void()> lock_queue;
+  std::function<void()> unlock_queue;
 };
 
 struct DeviceInfo {
@@ -47,13 +65,17 @@ struct DeviceInfo {
 };
 
 // Every Vulkan device the loader reports, with its capabilities.
-std::vector<DeviceInfo> list_devices();
+VKATTN_API std::vector<DeviceInfo> list_devices();
 
 // Picks a device index from `selector` (see ContextOptions::device); pure, so
 // it is tested without a GPU. Throws Error naming "device" when nothing matches.
-uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+VKATTN_API uint32_t choose_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
 
-class Context {
+// Threads: a Context may be used from several threads at once: tensors,
+// wraps, uploads and downloads, and recording, provided each thread records
+// with its own Recorder (a Recorder is used by one thread at a time).
+// Separate contexts (one per GPU, say) are independent of each other.
+class VKATTN_API Context {
  public:
   explicit Context(const ContextOptions& options = {});
   explicit Context(const ExternalDevice& external);

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "vkattn/export.hpp"
+
 namespace vkattn {
 
 // What went wrong, so callers can react without parsing messages.
@@ -17,7 +19,7 @@ enum class ErrorKind {
   io,                // file reading or writing (npy, caps files)
 };
 
-class Error : public std::runtime_error {
+class VKATTN_API Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const noexcept { return kind_; }

@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "vkattn/caps.hpp"
+#include "vkattn/export.hpp"
 #include "vkattn/types.hpp"
 
 namespace vkattn {
 
 enum class Phase : uint8_t { prefill, decode };
-std::string_view to_string(Phase p);
+VKATTN_API std::string_view to_string(Phase p);
 
 // A "kernel path": variant overrides by phase and layer, as runtimes ship them
 // per model. The first entry matching (phase, layer) wins.

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "vkattn/export.hpp"
+
 namespace vkattn {
 
 class Context;
@@ -13,7 +15,7 @@ namespace vk {
 class RecorderImpl;
 }
 
-class Recorder {
+class VKATTN_API Recorder {
  public:
   // Records into a command buffer of vkattn's own; submit() runs it.
   explicit Recorder(Context& ctx);
@@ -27,6 +29,10 @@ class Recorder {
 
   // Writes a GPU timestamp and returns its index.
   uint32_t timestamp();
+  // Orders every command recorded after this behind every command recorded
+  // before it, whatever buffers they touch (vkattn already orders calls that
+  // share buffers; this is for work that must not overlap, such as timing).
+  void barrier();
   // Ends recording (own command buffer) and submits it; returns immediately.
   // May be called again after wait() to replay the same commands.
   void submit();

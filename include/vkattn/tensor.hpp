@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "vkattn/export.hpp"
 #include "vkattn/types.hpp"
 
 namespace vkattn {
@@ -14,7 +15,7 @@ namespace vk {
 class Allocation;
 }
 
-class Tensor {
+class VKATTN_API Tensor {
  public:
   Tensor() = default;
   Tensor(std::shared_ptr<vk::Allocation> owner, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes,

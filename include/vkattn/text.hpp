@@ -7,19 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 #include "vkattn/types.hpp"
 
 namespace vkattn {
 
 enum class KvLayout : uint8_t { contiguous, ring, paged };
-std::string_view to_string(KvLayout l);
-KvLayout kv_layout_from_string(std::string_view name);  // throws Error naming "layout"
+VKATTN_API std::string_view to_string(KvLayout l);
+VKATTN_API KvLayout kv_layout_from_string(std::string_view name);  // throws Error naming "layout"
 
 // Shape and semantics of one attention call. Per-sequence values (kv_len,
 // start_pos, kv_start) hold either one value for every sequence or one per
 // sequence; a GPU buffer given in TextAttentionTensors replaces them at run time.
-struct TextAttentionParams {
+struct VKATTN_API TextAttentionParams {
   uint32_t batch = 1;         // B sequences
   uint32_t seq_len = 1;       // S query rows per sequence (1 = decode)
   uint32_t num_heads = 1;     // H query heads
@@ -70,15 +71,16 @@ class Context;
 struct PlanOptions;
 
 // Validates, plans and records one attention call (no submit).
-TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params, const TextAttentionTensors& tensors,
-                            const PlanOptions& options);
-TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params, const TextAttentionTensors& tensors);
+VKATTN_API TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params,
+                                       const TextAttentionTensors& tensors, const PlanOptions& options);
+VKATTN_API TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params,
+                                       const TextAttentionTensors& tensors);
 // Records and runs one call now, waiting for it.
-TextCallInfo run_text_attention(Context& ctx, const TextAttentionParams& params, const TextAttentionTensors& tensors,
-                                const PlanOptions& options);
+VKATTN_API TextCallInfo run_text_attention(Context& ctx, const TextAttentionParams& params,
+                                           const TextAttentionTensors& tensors, const PlanOptions& options);
 
 // Host-side check of a paged-KV page table (entries < num_pages); the kernels
 // also mask out-of-range entries read from a GPU table, so none is ever followed.
-void check_page_table(const TextAttentionParams& params, const std::vector<uint32_t>& table);
+VKATTN_API void check_page_table(const TextAttentionParams& params, const std::vector<uint32_t>& table);
 
 }  // namespace vkattn

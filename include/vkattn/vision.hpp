@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 #include "vkattn/types.hpp"
 
@@ -22,12 +23,12 @@ enum class VisionLayout : uint8_t {
   phd,  // [P, H, D]: patch-major, as projections produce it
   hpd,  // [H, P, D]: head-major
 };
-std::string_view to_string(VisionLayout l);
-VisionLayout vision_layout_from_string(std::string_view name);  // throws Error naming "layout"
+VKATTN_API std::string_view to_string(VisionLayout l);
+VKATTN_API VisionLayout vision_layout_from_string(std::string_view name);  // throws Error naming "layout"
 
 // out[p, h] = sum_t softmax_t(scale * q[p, h] . k[t, h]) v[t, h], every patch
 // seeing every patch.
-struct VisionAttentionParams {
+struct VKATTN_API VisionAttentionParams {
   uint32_t patches = 0;       // P
   uint32_t num_heads = 1;     // H
   uint32_t head_dim = 64;     // D: a multiple of 8, at most 256
@@ -49,10 +50,10 @@ struct VisionCallInfo {
 };
 
 // Validates, plans and records one call (no submit).
-VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,
-                                const VisionAttentionTensors& tensors, const PlanOptions& options);
-VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,
-                                const VisionAttentionTensors& tensors);
+VKATTN_API VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,
+                                           const VisionAttentionTensors& tensors, const PlanOptions& options);
+VKATTN_API VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,
+                                           const VisionAttentionTensors& tensors);
 
 // In place: hidden[p, d] += table[0, p % patches_x, d] + table[1, p / patches_x, d].
 struct PosEmbedParams {
@@ -65,6 +66,6 @@ struct PosEmbedTensors {
   Tensor hidden;  // [P, hidden] f32 | f16, updated in place
   Tensor table;   // [2, pos_size, hidden], the dtype of hidden: x rows then y rows
 };
-void pos_embed_add(Recorder& rec, const PosEmbedParams& params, const PosEmbedTensors& tensors);
+VKATTN_API void pos_embed_add(Recorder& rec, const PosEmbedParams& params, const PosEmbedTensors& tensors);
 
 }  // namespace vkattn

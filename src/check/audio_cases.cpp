@@ -150,9 +150,10 @@ std::vector<CheckCase> audio_check_cases(const DeviceCaps&, GridSize size) {
   return out;
 }
 
-std::vector<CheckCase> audio_demo_cases() {
-  AudioCase c = make(750, 8, 128);
-  c.name = "gemma4 audio (T750 H8 D128 W12 P12)";
+std::vector<CheckCase> audio_demo_cases(DemoSize size) {
+  const uint32_t frames = size == DemoSize::cpu ? 150 : 750;
+  AudioCase c = make(frames, 8, 128);
+  c.name = fmt::format("gemma4 audio (T{} H8 D128 W12 P12)", frames);
   return {{c.name, [c](Context& ctx, const RunOptions& o) { return run_audio_case(ctx, c, o); }}};
 }
 

@@ -10,7 +10,7 @@ namespace {
 struct Family {
   const char* name;
   std::vector<CheckCase> (*grid)(const DeviceCaps&, GridSize);
-  std::vector<CheckCase> (*demo)();
+  std::vector<CheckCase> (*demo)(DemoSize);
 };
 
 const Family kFamilies[] = {
@@ -39,6 +39,8 @@ std::vector<CheckCase> check_cases(const std::string& family, const DeviceCaps& 
   return family_of(family).grid(caps, size);
 }
 
-std::vector<CheckCase> demo_cases(const std::string& family) { return family_of(family).demo(); }
+std::vector<CheckCase> demo_cases(const std::string& family, DemoSize size) { return family_of(family).demo(size); }
+
+DemoSize demo_size_for(const DeviceCaps& caps) { return caps.type == "cpu" ? DemoSize::cpu : DemoSize::model; }
 
 }  // namespace vkattn::check

@@ -8,6 +8,7 @@
 
 #include "check/check_case.hpp"
 #include "vkattn/context.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/text.hpp"
 
 namespace vkattn::check {
@@ -31,6 +32,8 @@ struct TextCase {
 
 
 CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options = {});
+// What the case asks of the planner: its forced variant (strict) and tuning overrides.
+PlanOptions plan_options(const TextCase& c);
 // The parity grid: every text variant x dtype x layout x feature that the
 // device can run, sized for lavapipe in CI (`ci`) or a GPU (`full`).
 std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size);

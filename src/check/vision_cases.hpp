@@ -19,7 +19,8 @@ namespace vkattn::check {
 
 namespace host {
 
-// Values as the GPU will read them (rounded to `t`: f32 | f16) and their bytes.
+// Values as the GPU will read them (rounded to `t`: f32 | f16) and their bytes;
+// from_storage also reads bf16.
 struct Values {
   std::vector<float> values;
   std::vector<std::byte> bytes;
@@ -29,9 +30,6 @@ std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, si
 std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev);
 Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes);
 std::vector<float> download(Context& ctx, const Tensor& t, size_t count);
-// Runs what `rec` recorded between timestamps t0 and t1 `runs` times after two
-// warm-ups and returns the median milliseconds.
-double median_ms(Recorder& rec, uint32_t t0, uint32_t t1, int runs);
 // Records one call (between timestamps when timed), runs it, then replays it
 // for r.gpu_ms when options ask for timing.
 void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call);

@@ -9,10 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <limits>
 #include <string_view>
 #include <utility>
 
+#include "io/regular_file.hpp"
 #include "reference/rounding.hpp"
 #include "vkattn/error.hpp"
 
@@ -23,6 +25,11 @@ namespace vkattn::io {
 namespace {
 
 constexpr std::array<char, 6> kMagic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+// numpy writes headers of a few hundred bytes and at most 64 dimensions; the
+// caps keep a hostile file from costing more than a small allocation.
+constexpr uint64_t kMaxHeaderBytes = 1 << 20;
+constexpr size_t kMaxDims = 64;
+constexpr uint64_t kMaxFileBytes = 1ull << 40;
 
 struct Descr {
   std::string_view name;
@@ -138,6 +145,7 @@ class HeaderParser {
       }
       if (pos_ == start) fail("a non-negative integer dimension");
       eat('L');  // Python 2 long suffix
+      if (dims.size() == kMaxDims) fail(fmt::format("at most {} dimensions", kMaxDims));
       dims.push_back(value);
       if (!eat(',')) {
         expect(')');
@@ -199,35 +207,30 @@ size_t npy_item_size(const std::string& descr) {
   invalid(fmt::format("descr: expected one of {}, got '{}'", supported_descrs(), descr));
 }
 
-NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) io_error(fmt::format("{}: file: expected a readable .npy file, got none (cannot open)", path));
-  std::error_code ec;
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) io_error(fmt::format("{}: file: expected a regular file, got error '{}'", path, ec.message()));
-
+NpyArray parse_npy(std::string_view bytes, const std::string& path) {
+  const uint64_t file_size = bytes.size();
   std::array<char, 8> prefix{};
-  if (file_size < prefix.size() || !in.read(prefix.data(), prefix.size()) ||
-      !std::equal(kMagic.begin(), kMagic.end(), prefix.begin()))
+  if (file_size < prefix.size() || !std::equal(kMagic.begin(), kMagic.end(), bytes.begin()))
     io_error(fmt::format("{}: magic: expected the bytes \\x93NUMPY at the start, got none (not a .npy file)", path));
+  std::memcpy(prefix.data(), bytes.data(), prefix.size());
   const int major = static_cast<unsigned char>(prefix[6]), minor = static_cast<unsigned char>(prefix[7]);
   if (major < 1 || major > 3)
     io_error(fmt::format("{}: version: expected 1.0, 2.0 or 3.0, got {}.{}", path, major, minor));
 
   // Version 1.0 stores the header length in 2 bytes, 2.0 and 3.0 in 4.
   const size_t len_bytes = major == 1 ? 2 : 4;
-  std::array<unsigned char, 4> len_raw{};
-  if (!in.read(reinterpret_cast<char*>(len_raw.data()), static_cast<std::streamsize>(len_bytes)))
+  if (file_size < prefix.size() + len_bytes)
     io_error(fmt::format("{}: header length: expected {} bytes, got a truncated file of {} bytes", path, len_bytes,
                          file_size));
   uint64_t header_len = 0;
-  for (size_t i = len_bytes; i-- > 0;) header_len = header_len << 8 | len_raw[i];
+  for (size_t i = len_bytes; i-- > 0;) header_len = header_len << 8 | static_cast<unsigned char>(bytes[prefix.size() + i]);
+  if (header_len > kMaxHeaderBytes)
+    io_error(fmt::format("{}: header: expected at most {} bytes, got {}", path, kMaxHeaderBytes, header_len));
   const uint64_t data_offset = prefix.size() + len_bytes + header_len;
   if (data_offset > file_size)
     io_error(fmt::format("{}: header: expected {} bytes, got {}", path, header_len,
                          file_size - prefix.size() - len_bytes));
-  std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  const std::string_view header = bytes.substr(prefix.size() + len_bytes, header_len);
 
   NpyArray array;
   bool fortran_order = false;
@@ -246,9 +249,12 @@ NpyArray read_npy(const std::string& path) {
     io_error(fmt::format("{}: data: expected {} bytes (shape {} of '{}'), got {}", path, data_bytes,
                          shape_string(array.shape), array.descr, actual));
   array.data.resize(data_bytes);
-  if (!in.read(reinterpret_cast<char*>(array.data.data()), static_cast<std::streamsize>(data_bytes)))
-    io_error(fmt::format("{}: data: expected {} bytes, got {} (read failed)", path, data_bytes, in.gcount()));
+  if (data_bytes) std::memcpy(array.data.data(), bytes.data() + data_offset, data_bytes);
   return array;
+}
+
+NpyArray read_npy(const std::string& path) {
+  return parse_npy(read_regular_file(path, kMaxFileBytes, ".npy file"), path);
 }
 
 void write_npy(const std::string& path, const NpyArray& array) {
@@ -267,7 +273,10 @@ void write_npy(const std::string& path, const NpyArray& array) {
   header.append(63 - (prefix + header.size()) % 64, ' ');
   header += '\n';
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written next to the target and renamed over it only when complete, so a
+  // failed write never leaves a truncated .npy behind.
+  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) io_error(fmt::format("{}: file: expected a writable path, got none (cannot open)", path));
   out.write(kMagic.data(), kMagic.size());
   const char version[2] = {static_cast<char>(v2 ? 2 : 1), 0};
@@ -279,8 +288,18 @@ void write_npy(const std::string& path, const NpyArray& array) {
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(array.data.data()), static_cast<std::streamsize>(array.data.size()));
   out.close();
-  if (!out) io_error(fmt::format("{}: file: expected {} bytes written, got a write error", path,
-                                 prefix + header.size() + array.data.size()));
+  std::error_code ec;
+  if (!out) {
+    std::filesystem::remove(tmp, ec);
+    io_error(fmt::format("{}: file: expected {} bytes written, got a write error", path,
+                         prefix + header.size() + array.data.size()));
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    io_error(fmt::format("{}: file: expected to replace it with the written data, got error '{}'", path,
+                         ec.message()));
+  }
 }
 
 NpyArray npy_from_f32(std::span<const float> values, std::vector<uint64_t> shape) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vkattn::io {
@@ -27,8 +28,13 @@ size_t npy_item_size(const std::string& descr);
 // Throws Error(io) naming the file and the offending field: unreadable file,
 // bad magic, unknown version, malformed header, Fortran order, big-endian or
 // unsupported descr, or a data size other than shape and dtype imply.
+// Only regular files are read (a FIFO or device is refused, never waited on);
+// headers are capped at 1 MiB and 64 dimensions.
 NpyArray read_npy(const std::string& path);
-// Writes version 1.0 (2.0 when the header needs it). Throws Error(invalid_argument)
+// The same from bytes already in memory; `name` stands for the file in errors.
+NpyArray parse_npy(std::string_view bytes, const std::string& name);
+// Writes version 1.0 (2.0 when the header needs it) to a temporary file beside
+// `path`, renamed over it once complete. Throws Error(invalid_argument)
 // when data does not match descr and shape, Error(io) when the file cannot be written.
 void write_npy(const std::string& path, const NpyArray& array);
 

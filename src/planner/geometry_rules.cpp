@@ -2,12 +2,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace vkattn::planner {
 
 uint32_t floor_pow2(uint32_t x) {
   uint32_t p = 1;
-  while (p * 2 <= x) p *= 2;
+  while (p <= x / 2) p *= 2;  // not p * 2 <= x: that wraps to 0 for x >= 2^31 and never ends
   return x == 0 ? 0 : p;
+}
+
+uint32_t ceil_pow2(uint32_t x) {
+  uint32_t p = 1;
+  while (p < x && p < (1u << 31)) p *= 2;
+  return p;
+}
+
+uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
+  for (uint32_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
 }
 
 std::string require_full_subgroups(const DeviceCaps& caps, uint32_t workgroup_size, uint32_t& required_size) {

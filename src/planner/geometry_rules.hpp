@@ -10,6 +10,10 @@ namespace vkattn::planner {
 
 // Largest power of two <= x (0 for 0).
 uint32_t floor_pow2(uint32_t x);
+// Smallest power of two >= x (1 for 0).
+uint32_t ceil_pow2(uint32_t x);
+// Largest divisor of n that is <= cap (at least 1).
+uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap);
 
 // A subgroup kernel needs whole subgroups of one known size: gl_SubgroupID *
 // size must cover the workgroup. Returns "" and sets `required_size` (the size

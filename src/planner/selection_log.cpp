@@ -1,9 +1,11 @@
 #include "planner/selection_log.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include <fmt/format.h>
+
 #include <mutex>
 #include <set>
+
+#include "log.hpp"
 
 namespace vkattn::planner {
 
@@ -16,12 +18,12 @@ std::set<std::string> g_warnings;
 void log_selection_once(const std::string& op, const std::string& variant, const std::string& reason) {
   std::lock_guard lock(g_mutex);
   if (!g_selections.insert(op + " " + variant + " " + reason).second) return;
-  if (std::getenv("VKATTN_LOG")) std::fprintf(stderr, "vkattn: %s: %s (%s)\n", op.c_str(), variant.c_str(), reason.c_str());
+  log_message(LogLevel::info, fmt::format("{}: {} ({})", op, variant, reason));
 }
 
 void warn_once(const std::string& message) {
   std::lock_guard lock(g_mutex);
-  if (g_warnings.insert(message).second) std::fprintf(stderr, "vkattn: warning: %s\n", message.c_str());
+  if (g_warnings.insert(message).second) log_message(LogLevel::warning, message);
 }
 
 size_t logged_selection_count() {

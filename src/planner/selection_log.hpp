@@ -5,9 +5,9 @@
 
 namespace vkattn::planner {
 
-// Printed to stderr when $VKATTN_LOG is set; recorded either way.
+// Sent to the log callback (LogLevel::info) the first time; counted either way.
 void log_selection_once(const std::string& op, const std::string& variant, const std::string& reason);
-// Always printed to stderr, once per distinct message.
+// Sent to the log callback (LogLevel::warning), once per distinct message.
 void warn_once(const std::string& message);
 // Selections logged so far ("op variant reason"), for tests.
 size_t logged_selection_count();

@@ -15,12 +15,6 @@ namespace vkattn::planner {
 
 namespace {
 
-uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
-  for (uint32_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // Bytes text_attention.comp declares in shared memory for this geometry
 // (mirrors its `shared` arrays).
 uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
@@ -30,6 +24,8 @@ uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
 
 // Keys one split-KV workgroup walks at most (see text_geometry).
 constexpr uint32_t kSplitChunkKeys = 128;
+// decode_flash: K (and V) words one lane keeps in flight per step, at most.
+constexpr uint32_t kMaxFlashWordsInFlight = 16;
 
 }  // namespace
 
@@ -52,10 +48,11 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   g.head_group = largest_divisor_at_most(gqa, v.target_rows);
   if (v.kind == Kind::tiled) {
     g.q_pos = std::max(1u, v.target_rows / g.head_group);
-    uint32_t need = 1;
-    while (need < s.seq_len) need *= 2;
+    uint32_t need = 1;  // the power of two covering seq_len, needed only up to q_pos (no wrap for huge seq_len)
+    while (need < s.seq_len && need < g.q_pos) need *= 2;
     g.q_pos = std::min(g.q_pos, need);
   }
+  if (v.engine == Engine::registers_flash) return flash_geometry(v, caps, s, g);
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.needs_subgroup_arithmetic) {
     std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
@@ -101,9 +98,9 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     // Flash-decoding: no workgroup walks more than kSplitChunkKeys keys. A long
     // serial walk leaves memory latency exposed; on the H200, 128-key chunks
     // beat 512-key ones by 1.3-10x, also when the batch alone fills the device.
-    const uint32_t by_length = (s.kv_len + kSplitChunkKeys - 1) / kSplitChunkKeys;
+    const uint64_t by_length = (uint64_t(s.kv_len_max()) + kSplitChunkKeys - 1) / kSplitChunkKeys;
     const uint32_t grid_cap = std::max(1u, caps.max_workgroup_count[2] / std::max(1u, s.batch));
-    g.splits = std::clamp(by_length, 1u, grid_cap);
+    g.splits = static_cast<uint32_t>(std::clamp<uint64_t>(by_length, 1, grid_cap));
   }
   return {g, ""};
 }
@@ -123,6 +120,7 @@ bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { retur
 constexpr Rule kRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
+    {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
     {"decode_online", "subgroup_online: subgroups stream K/V through registers", always},
@@ -170,6 +168,12 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
       auto forced = fragment_geometry(*plan.variant, caps, s, o.tile_keys);
       if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
       g = *forced.geometry;
+    } else if (plan.variant->engine == Engine::registers_flash) {
+      // Each lane holds the K and V words of every key of a step in registers.
+      if (o.tile_keys * g.acc_chunks > kMaxFlashWordsInFlight)
+        throw Error(ErrorKind::unsupported,
+                    fmt::format("tile_keys: expected at most {} for head_dim {} on this device, got {}",
+                                kMaxFlashWordsInFlight / g.acc_chunks, s.head_dim, o.tile_keys));
     } else if (plan.variant->engine == Engine::shared_tiles) {
       const uint32_t need = shared_bytes(g.rows(), s.head_dim, o.tile_keys);
       if (need > caps.max_shared_memory_bytes)
@@ -280,15 +284,29 @@ std::string explain(const TextPlan& plan) {
   std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28);
   const auto& g = plan.geometry;
   out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
-                     "KV split(s), {} bytes shared\n",
-                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes);
+                     "KV split(s), {} bytes shared{}\n",
+                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes,
+                     g.key_lanes ? fmt::format(", {} lanes per key", g.key_lanes) : "");
   return out + explain_warnings(plan.warnings);
 }
 
 std::string plan_to_json(const TextPlan& plan) {
   const auto& g = plan.geometry;
   return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
-                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
+                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
+}
+
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv) {
+  TextShape shape;
+  shape.batch = p.batch;
+  shape.seq_len = p.seq_len;
+  shape.num_heads = p.num_heads;
+  shape.num_kv_heads = p.num_kv_heads;
+  shape.head_dim = p.head_dim;
+  shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  shape.q = q;
+  shape.kv = kv;
+  return shape;
 }
 
 }  // namespace vkattn::planner

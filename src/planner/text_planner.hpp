@@ -9,6 +9,7 @@
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/plan.hpp"
+#include "vkattn/text.hpp"
 
 namespace vkattn::planner {
 
@@ -17,10 +18,18 @@ struct TextShape {
   uint32_t batch = 1, seq_len = 1, num_heads = 1, num_kv_heads = 1, head_dim = 64;
   uint32_t kv_len = 0;  // the longest sequence's (a hint when lengths come from the GPU)
   DType q = DType::f32, kv = DType::f32;
+  // The longest KV any replay of the recording can read: the cache's capacity
+  // when lengths come from a GPU buffer (0: kv_len). Split-KV grids are sized
+  // for it, so a recording made at a short length stays fast at a long one.
+  uint32_t kv_len_bound = 0;
+  uint32_t kv_len_max() const { return kv_len_bound > kv_len ? kv_len_bound : kv_len; }
   Phase phase() const { return seq_len == 1 ? Phase::decode : Phase::prefill; }
 };
 
 // Workgroup geometry of a variant on a device; becomes specialization constants.
+// The planner's view of a call: its shape and the dtypes of Q and K/V.
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv);
+
 struct TextGeometry {
   uint32_t q_pos = 1;        // query positions per workgroup
   uint32_t head_group = 1;   // query heads per workgroup (one KV head)
@@ -30,6 +39,7 @@ struct TextGeometry {
   uint32_t splits = 1;
   uint32_t shared_bytes = 0;
   uint32_t required_subgroup_size = 0;
+  uint32_t key_lanes = 0;    // registers_flash: lanes sharing one key row
   uint32_t rows() const { return q_pos * head_group; }
 };
 
@@ -47,6 +57,8 @@ struct GeometryOrReason {
   std::string reason;
 };
 GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
+// The registers_flash engine's part of text_geometry (flash_geometry.cpp).
+GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape, TextGeometry g);
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});

@@ -15,6 +15,12 @@ namespace vkattn::planner {
 
 namespace {
 
+// A row that stages f32 inputs as f16 tiles computes below the inputs' precision.
+bool reduces_precision(const VisionVariant& v, const VisionShape& s) { return v.f16_shared && s.dtype == DType::f32; }
+
+constexpr const char* kReducedNote = "f32 Q/K/V rounded to f16 tiles (allow_reduced_precision)";
+constexpr const char* kReducedNeeds = "rounds f32 Q/K/V to f16 tiles; needs allow_reduced_precision";
+
 }  // namespace
 
 uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared) {
@@ -107,13 +113,17 @@ const VisionVariant* variant_of(const std::string& family, DType d) {
 }  // namespace
 
 VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanOptions& options) {
+  // `vkattn plan vision` passes the shape unvalidated; an empty call has no plan.
+  if (s.patches == 0) throw Error(ErrorKind::invalid_argument, "patches: expected >= 1, got 0");
+  if (s.num_heads == 0) throw Error(ErrorKind::invalid_argument, "num_heads: expected >= 1, got 0");
   VisionPlan plan;
   for (const auto& v : vision_variants()) {
     if (v.dtype != s.dtype) continue;
     auto g = vision_geometry(v, caps, s);
-    std::string why = g.geometry ? "eligible" : g.reason;
-    if (g.geometry && v.head_major) why = "eligible (override only: two extra transposes each way)";
-    plan.candidates.push_back({v.name, g.geometry.has_value(), why});
+    const bool allowed = !reduces_precision(v, s) || options.allow_reduced_precision;
+    std::string why = !g.geometry ? g.reason : !allowed ? kReducedNeeds : "eligible";
+    if (g.geometry && allowed && v.head_major) why = "eligible (override only: two extra transposes each way)";
+    plan.candidates.push_back({v.name, g.geometry.has_value() && allowed, why});
   }
 
   if (!options.variant.empty()) {
@@ -126,11 +136,13 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     } else {
       g = vision_geometry(*v, caps, s);
       if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", options.variant, g.reason);
+      else if (reduces_precision(*v, s) && !options.allow_reduced_precision)
+        rejected = fmt::format("variant '{}' rejected: {}", options.variant, kReducedNeeds);
     }
     if (rejected.empty()) {
       plan.variant = v;
       plan.geometry = *g.geometry;
-      plan.reason = "override";
+      plan.reason = reduces_precision(*v, s) ? fmt::format("override; {}", kReducedNote) : "override";
       log_selection_once("vision", v->name, plan.reason);
       return plan;
     }
@@ -143,7 +155,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const VisionVariant* v = variant_of(rule.family, s.dtype);
     if (!v) continue;
     auto g = vision_geometry(*v, caps, s);
-    if (!g.geometry) continue;
+    if (!g.geometry || (reduces_precision(*v, s) && !options.allow_reduced_precision)) continue;
     if (!rule.applies(s, *g.geometry)) {
       // An eligible row an earlier rule passed over: say what that rule wanted.
       for (auto& c : plan.candidates)
@@ -155,6 +167,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     plan.variant = v;
     plan.geometry = *g.geometry;
     plan.reason = options.variant.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    if (reduces_precision(*v, s)) plan.reason += fmt::format("; {}", kReducedNote);
     for (auto& c : plan.candidates)
       if (c.why == "eligible" && c.variant != v->name) c.why = "eligible; an earlier rule chose the winner";
     log_selection_once("vision", v->name, plan.reason);

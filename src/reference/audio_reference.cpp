@@ -7,6 +7,7 @@
 #include <numbers>
 #include <string>
 
+#include "reference/parallel.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -60,11 +61,12 @@ std::vector<double> audio_attention(const AudioAttentionParams& p, std::span<con
   auto at = [&](std::span<const float> x, int64_t row, int64_t h) { return &x[(row * H + h) * D]; };
 
   std::vector<double> out(q.size(), 0.0);
-  std::vector<double> qs(D), logits;
-  std::vector<int64_t> keys;  // t_k of each visible slot, matching `logits`
-  for (int64_t u = 0; u * W < T; ++u) {
-    for (int64_t r = 0; r < W && u * W + r < T; ++r) {
-      const int64_t t_q = u * W + r;
+  // One query frame per row (block u, row r), independent of the others.
+  parallel_rows(static_cast<uint64_t>(T), [&](uint64_t first, uint64_t last) {
+    std::vector<double> qs(D), logits;
+    std::vector<int64_t> keys;  // t_k of each visible slot, matching `logits`
+    for (int64_t t_q = static_cast<int64_t>(first); t_q < static_cast<int64_t>(last); ++t_q) {
+      const int64_t u = t_q / W, r = t_q % W;
       for (int64_t h = 0; h < H; ++h) {
         const float* qrow = at(q, t_q, h);
         for (int64_t d = 0; d < D; ++d) qs[d] = qrow[d] * q_factor[d];
@@ -100,7 +102,7 @@ std::vector<double> audio_attention(const AudioAttentionParams& p, std::span<con
         }
       }
     }
-  }
+  });
   return out;
 }
 

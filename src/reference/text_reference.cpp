@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "reference/parallel.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -112,44 +113,44 @@ std::vector<double> text_attention(const TextAttentionParams& p, std::span<const
   };
 
   std::vector<double> out(q.size(), 0.0);
-  std::vector<double> scores;
-  std::vector<uint64_t> rows;  // k/v rows of the visible keys, matching `scores`
-  for (uint32_t b = 0; b < p.batch; ++b) {
-    const uint64_t kv_len = p.kv_len_of(b), kv_start = p.kv_start_of(b), start_pos = p.start_pos_of(b);
-    for (uint64_t i = 0; i < S; ++i) {
+  // One output row per (b, i, h), independent of the others.
+  parallel_rows(uint64_t{p.batch} * S * H, [&](uint64_t first, uint64_t last) {
+    std::vector<double> scores;
+    std::vector<uint64_t> rows;  // k/v rows of the visible keys, matching `scores`
+    for (uint64_t row_index = first; row_index < last; ++row_index) {
+      const uint64_t b = row_index / (S * H), i = row_index / H % S, h = row_index % H;
+      const uint64_t kv_len = p.kv_len_of(b), kv_start = p.kv_start_of(b), start_pos = p.start_pos_of(b);
       const uint64_t q_pos = start_pos + i;
-      for (uint64_t h = 0; h < H; ++h) {
-        const uint64_t kv_head = h / group;
-        const float* qrow = &q[((b * S + i) * H + h) * D];
-        scores.clear();
-        rows.clear();
-        for (uint64_t j = 0; j < kv_len; ++j) {
-          const uint64_t k_pos = kv_start + j;
-          if (p.causal && k_pos > q_pos) continue;
-          if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
-          const uint64_t row = kv_row(b, k_pos);
-          const float* krow = &k[(row * Hkv + kv_head) * D];
-          double dot = 0.0;
-          for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
-          double score = scale * dot;
-          if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
-          scores.push_back(score);
-          rows.push_back(row);
-        }
-        if (scores.empty()) continue;  // no visible key: the output row stays zero
+      const uint64_t kv_head = h / group;
+      const float* qrow = &q[((b * S + i) * H + h) * D];
+      scores.clear();
+      rows.clear();
+      for (uint64_t j = 0; j < kv_len; ++j) {
+        const uint64_t k_pos = kv_start + j;
+        if (p.causal && k_pos > q_pos) continue;
+        if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
+        const uint64_t row = kv_row(b, k_pos);
+        const float* krow = &k[(row * Hkv + kv_head) * D];
+        double dot = 0.0;
+        for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
+        double score = scale * dot;
+        if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
+        scores.push_back(score);
+        rows.push_back(row);
+      }
+      if (scores.empty()) continue;  // no visible key: the output row stays zero
 
-        const double max_score = *std::max_element(scores.begin(), scores.end());
-        double sum = 0.0;
-        for (double& s : scores) sum += (s = std::exp(s - max_score));
-        double* orow = &out[((b * S + i) * H + h) * D];
-        for (size_t t = 0; t < scores.size(); ++t) {
-          const float* vrow = &v[(rows[t] * Hkv + kv_head) * D];
-          const double w = scores[t] / sum;
-          for (uint64_t d = 0; d < D; ++d) orow[d] += w * double{vrow[d]};
-        }
+      const double max_score = *std::max_element(scores.begin(), scores.end());
+      double sum = 0.0;
+      for (double& s : scores) sum += (s = std::exp(s - max_score));
+      double* orow = &out[((b * S + i) * H + h) * D];
+      for (size_t t = 0; t < scores.size(); ++t) {
+        const float* vrow = &v[(rows[t] * Hkv + kv_head) * D];
+        const double w = scores[t] / sum;
+        for (uint64_t d = 0; d < D; ++d) orow[d] += w * double{vrow[d]};
       }
     }
-  }
+  });
   return out;
 }
 

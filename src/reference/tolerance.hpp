@@ -27,14 +27,16 @@ double max_relative_error(std::span<const float> got, std::span<const double> wa
 struct CompareResult {
   double max_abs_err = 0.0;  // max_i |got_i - want_i|
   double max_ref = 0.0;      // max_i |want_i|
-  double rel_err = 0.0;      // max_abs_err / max(max_ref, 1e-30); +inf when got or want is not finite
-  bool passed = true;        // rel_err <= tolerance and every got_i finite
+  double rel_err = 0.0;      // max_abs_err / max(max_ref, 1e-30); +inf on an unmatched NaN or Inf
+  bool passed = true;        // rel_err <= tolerance and no unmatched NaN or Inf
   size_t worst_index = 0;    // index of the largest error, or of the first non-finite got_i
   double got_at_worst = 0.0;
   double want_at_worst = 0.0;
 };
 
-// Compares element-wise; any NaN or Inf in `got` (or in `want`) fails.
+// Compares element-wise. NaN in both, or the same infinity in both, matches
+// (the caller's NaN/Inf propagated as the oracle says); any other NaN or Inf
+// in `got` (or in `want`) fails.
 CompareResult compare(std::span<const float> got, std::span<const double> want, Tolerance tol);
 
 // One line for test failure messages: errors, tolerance and the worst element.

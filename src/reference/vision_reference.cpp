@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "reference/parallel.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -56,26 +57,28 @@ std::vector<double> vision_attention(std::span<const float> q, std::span<const f
   if (!std::isfinite(scale)) invalid(fmt::format("scale: expected a finite value, got {}", scale));
 
   std::vector<double> out(q.size(), 0.0);
-  std::vector<double> scores(P);
-  for (uint64_t p = 0; p < P; ++p) {
-    for (uint64_t h = 0; h < H; ++h) {
-      const float* qrow = &q[(p * H + h) * D];
-      for (uint64_t t = 0; t < P; ++t) {
-        const float* krow = &k[(t * H + h) * D];
-        double dot = 0.0;
-        for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
-        scores[t] = scale * dot;
-      }
-      const double max_score = *std::max_element(scores.begin(), scores.end());
-      double sum = 0.0;
-      for (double& s : scores) sum += (s = std::exp(s - max_score));
-      double* orow = &out[(p * H + h) * D];
-      for (uint64_t t = 0; t < P; ++t) {
-        const float* vrow = &v[(t * H + h) * D];
-        for (uint64_t d = 0; d < D; ++d) orow[d] += scores[t] / sum * double{vrow[d]};
+  parallel_rows(P, [&](uint64_t first, uint64_t last) {
+    std::vector<double> scores(P);
+    for (uint64_t p = first; p < last; ++p) {
+      for (uint64_t h = 0; h < H; ++h) {
+        const float* qrow = &q[(p * H + h) * D];
+        for (uint64_t t = 0; t < P; ++t) {
+          const float* krow = &k[(t * H + h) * D];
+          double dot = 0.0;
+          for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
+          scores[t] = scale * dot;
+        }
+        const double max_score = *std::max_element(scores.begin(), scores.end());
+        double sum = 0.0;
+        for (double& s : scores) sum += (s = std::exp(s - max_score));
+        double* orow = &out[(p * H + h) * D];
+        for (uint64_t t = 0; t < P; ++t) {
+          const float* vrow = &v[(t * H + h) * D];
+          for (uint64_t d = 0; d < D; ++d) orow[d] += scores[t] / sum * double{vrow[d]};
+        }
       }
     }
-  }
+  });
   return out;
 }
 

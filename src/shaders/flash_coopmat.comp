@@ -60,17 +60,17 @@ const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16
 const uint S_BASE = KV_REGION;
 const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
 const uint KV_CHUNKS = (TK * D8 + WG - 1) / WG;    // words of K (and of V) each invocation loads per tile
-const uint INVALID_POS = 0xffffffffu;
 const float NEG_INF = -1.0 / 0.0;
 
 shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
-shared uint key_pos[2 * TK];  // per buffer; INVALID_POS for keys past the range or behind a bad page
-shared uint row_pos[ROWS];    // absolute query position, INVALID_POS past seq_len
+shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
+shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
 shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
 shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
 #include "text_kv_addressing.glsl"
+#include "text_key_range.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
 #else
@@ -82,22 +82,22 @@ uvec4 k_next[KV_CHUNKS];
 uvec4 v_next[KV_CHUNKS];
 uint pos_next;
 
-void fetch_tile(uint b, uint kvh, uint kv_start, int t0, int j_hi) {
+void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
   const uint tid = gl_LocalInvocationIndex;
   [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
     const uint i = tid + a * WG;
     k_next[a] = uvec4(0);
     v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
-    const int j = t0 + int(i / D8);
+    const uint j = t0 + i / D8;
     uint outer, inner;
-    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner)) {
+    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
       k_next[a] = k_words[k_row_elem(outer, inner, kvh) / 8 + i % D8];
       v_next[a] = v_words[v_row_elem(outer, inner, kvh) / 8 + i % D8];
     }
   }
-  const int j = t0 + int(tid);
+  const uint j = t0 + tid;
   uint outer, inner;
-  pos_next = tid < TK && j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner) ? kv_start + uint(j) : INVALID_POS;
+  pos_next = tid < TK && j < j_hi && kv_coords(b, kv_start + j, outer, inner) ? kv_start + j : TEXT_INVALID_POS;
 }
 
 void put_tile(uint stage) {
@@ -112,13 +112,6 @@ void put_tile(uint stage) {
   if (tid < TK) key_pos[stage * TK + tid] = pos_next;
 }
 
-bool visible(uint qpos, uint kpos) {
-  if (kpos == INVALID_POS || qpos == INVALID_POS) return false;
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u && kpos > qpos) return false;
-  if (pc.window > 0u && qpos >= kpos + pc.window) return false;
-  return true;
-}
-
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
@@ -130,23 +123,24 @@ void main() {
   // Indirect dispatches may ask for more workgroups than the call has.
   if (b >= pc.batch || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
 
-  uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
-  kv_len = min(kv_len, key_limit(kv_start));
+  const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
 
-  // Keys these rows can see at all: causal ends early, a window starts late.
-  const uint last_q = min(group_q + Q_POS, pc.seq_len);
-  int j_lo = 0;
-  int j_hi = int(kv_len);
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u) j_hi = min(j_hi, int(start_pos + last_q) - int(kv_start));
-  if (pc.window > 0u) j_lo = max(j_lo, int(start_pos + group_q) - int(pc.window) + 1 - int(kv_start));
-  const int n_tiles = j_hi > j_lo ? (j_hi - j_lo + int(TK) - 1) / int(TK) : 0;
+  // Keys these rows can see at all (causal ends early, a window starts late;
+  // fully masked tiles are never visited), clamped to the cache.
+  const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
+  const uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q),
+                                     text_query_pos(start_pos, last_q), pc.window, causal, LAYOUT, pc.capacity,
+                                     pc.max_pages);
+  const uint j_lo = range.x, j_hi = range.y;
+  const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
 
   // Step 1: Q rows to f16 (f32 Q is rounded here, once), then into fragments.
   for (uint r = tid; r < ROWS; r += WG) {
     const uint qi = group_q + r / HEAD_GROUP;
-    row_pos[r] = qi < pc.seq_len ? start_pos + qi : INVALID_POS;
+    row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
   }
   for (uint i = tid; i < ROWS * D8; i += WG) {
     const uint r = i / D8, w = i % D8;
@@ -185,10 +179,10 @@ void main() {
   const uint my_scores = S_BASE + my_row * S_STRIDE;
   const uint my_qpos = row_pos[my_row];
   float run_max = NEG_INF, run_sum = 0.0;
-  for (int t = 0; t < n_tiles; ++t) {
-    const uint stage = uint(t) & 1u;
+  for (uint t = 0; t < n_tiles; ++t) {
+    const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
-    if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * int(TK), j_hi);
+    if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
 
     // Step 2: S = Q K^T for this warp's 16 rows.
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
@@ -212,7 +206,7 @@ void main() {
       const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         float s = NEG_INF;
-        if (visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e])) {
+        if (text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window, causal)) {
           s = raw[e] * pc.scale;
           if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
         }

@@ -50,7 +50,6 @@ const uint D4 = D / 4;
 const uint K_STRIDE = D4 + 1;  // padding: consecutive keys start in different banks
 const uint KV_WORDS_PER_ROW = D / (KV_TYPE == TEXT_DT_F32 ? 4 : 8);
 const uint Q_WORDS_PER_ROW = D / (Q_TYPE == TEXT_DT_F32 ? 4 : 8);
-const uint INVALID_POS = 0xffffffffu;
 const float NEG_INF = -1.0 / 0.0;
 
 shared vec4 q_tile[ROWS * D4];
@@ -58,19 +57,13 @@ shared vec4 k_tile[TK * K_STRIDE];
 shared vec4 v_tile[TK * D4];
 shared float p_tile[ROWS * TK];
 shared uint key_pos[TK];
-shared uint row_pos[ROWS];  // absolute query position, INVALID_POS past seq_len
+shared uint row_pos[ROWS];  // absolute query position, TEXT_INVALID_POS past seq_len
 shared float row_max[ROWS];
 shared float row_sum[ROWS];
 shared float row_alpha[ROWS];
 
 #include "text_kv_addressing.glsl"
-
-bool visible(uint qpos, uint kpos) {
-  if (kpos == INVALID_POS || qpos == INVALID_POS) return false;
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u && kpos > qpos) return false;
-  if (pc.window > 0u && qpos >= kpos + pc.window) return false;
-  return true;
-}
+#include "text_key_range.glsl"
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -83,29 +76,23 @@ void main() {
   // Indirect dispatches may ask for more workgroups than the call has.
   if (b >= pc.batch || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
 
-  uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
+  const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
 
-  kv_len = min(kv_len, key_limit(kv_start));
-
-  // Keys this workgroup can see at all: causal ends early, a window starts late.
-  const uint last_q = min(group_q + Q_POS, pc.seq_len);
-  int j_lo = 0;
-  int j_hi = int(kv_len);
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u) j_hi = min(j_hi, int(start_pos + last_q) - int(kv_start));
-  if (pc.window > 0u) j_lo = max(j_lo, int(start_pos + group_q) - int(pc.window) + 1 - int(kv_start));
-  if (SPLIT != 0u) {
-    int span = max(j_hi - j_lo, 0);
-    int chunk = (span + int(pc.num_splits) - 1) / int(pc.num_splits);
-    int lo = j_lo + int(split) * chunk;
-    j_hi = min(j_hi, lo + chunk);
-    j_lo = lo;
-  }
+  // Keys this workgroup can see at all (causal ends early, a window starts
+  // late), clamped to the cache: values read from GPU buffers were not
+  // validated on the host.
+  const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
+  uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q), text_query_pos(start_pos, last_q),
+                               pc.window, causal, LAYOUT, pc.capacity, pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range(range, split, pc.num_splits);
+  const uint j_lo = range.x, j_hi = range.y;
 
   for (uint r = tid; r < ROWS; r += WG) {
     uint qi = group_q + r / HEAD_GROUP;
-    row_pos[r] = qi < pc.seq_len ? start_pos + qi : INVALID_POS;
+    row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
     row_max[r] = NEG_INF;
     row_sum[r] = 0.0;
   }
@@ -126,21 +113,20 @@ void main() {
   vec4 acc[ACC_CHUNKS];
   [[unroll]] for (uint a = 0; a < ACC_CHUNKS; ++a) acc[a] = vec4(0.0);
 
-  for (int t0 = j_lo; t0 < j_hi; t0 += int(TK)) {
+  // Tile starts step by TK while keys remain (t0 + TK could pass 2^32).
+  for (uint t0 = j_lo; t0 < j_hi; t0 += min(TK, j_hi - t0)) {
     barrier();  // the previous tile is no longer read
     // Stage K/V rows of this tile; keys past the range (or behind a bad page) become zero rows.
     for (uint jj = tid; jj < TK; jj += WG) {
-      int j = t0 + int(jj);
-      uint pos = j < j_hi ? kv_start + uint(j) : INVALID_POS;
+      uint pos = jj < j_hi - t0 ? kv_start + t0 + jj : TEXT_INVALID_POS;
       uint outer, inner;
-      key_pos[jj] = (pos != INVALID_POS && kv_coords(b, pos, outer, inner)) ? pos : INVALID_POS;
+      key_pos[jj] = (pos != TEXT_INVALID_POS && kv_coords(b, pos, outer, inner)) ? pos : TEXT_INVALID_POS;
     }
     for (uint i = tid; i < TK * KV_WORDS_PER_ROW; i += WG) {
       uint jj = i / KV_WORDS_PER_ROW, w = i % KV_WORDS_PER_ROW;
-      int j = t0 + int(jj);
       vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
       uint outer, inner;
-      if (j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner)) {
+      if (jj < j_hi - t0 && kv_coords(b, kv_start + t0 + jj, outer, inner)) {
         const uint epw = elems_per_word4(KV_TYPE);
         unpack_words(KV_TYPE, k_words[k_row_elem(outer, inner, kvh) / epw + w], klo, khi);
         unpack_words(KV_TYPE, v_words[v_row_elem(outer, inner, kvh) / epw + w], vlo, vhi);
@@ -161,7 +147,7 @@ void main() {
     for (uint i = tid; i < ROWS * TK; i += WG) {
       uint r = i / TK, jj = i % TK;
       float s = NEG_INF;
-      if (visible(row_pos[r], key_pos[jj])) {
+      if (text_key_visible(row_pos[r], key_pos[jj], pc.window, causal)) {
         float dotv = 0.0;
         [[unroll]] for (uint c = 0; c < D4; ++c) dotv += dot(q_tile[r * D4 + c], k_tile[jj * K_STRIDE + c]);
         s = dotv * pc.scale;
@@ -181,7 +167,7 @@ void main() {
       float m_new = max(row_max[r], subgroupMax(tile_max));
       float part = 0.0;
       for (uint jj = gl_SubgroupInvocationID; jj < TK; jj += gl_SubgroupSize) {
-        float p = m_new == NEG_INF ? 0.0 : exp(p_tile[r * TK + jj] - m_new);
+        float p = text_softmax_weight(p_tile[r * TK + jj], m_new);
         p_tile[r * TK + jj] = p;
         part += p;
       }
@@ -199,7 +185,7 @@ void main() {
       for (uint jj = 0; jj < TK; ++jj) m_new = max(m_new, p_tile[r * TK + jj]);
       float total = 0.0;
       for (uint jj = 0; jj < TK; ++jj) {
-        float p = m_new == NEG_INF ? 0.0 : exp(p_tile[r * TK + jj] - m_new);
+        float p = text_softmax_weight(p_tile[r * TK + jj], m_new);
         p_tile[r * TK + jj] = p;
         total += p;
       }
@@ -237,7 +223,7 @@ void main() {
       if (c == 0u) partial_ml[row] = vec2(row_max[r], row_sum[r]);
     } else {
       float l = row_sum[r];
-      vec4 o = l > 0.0 ? acc[a] / l : vec4(0.0);
+      vec4 o = text_normalise(acc[a], l);
       uint chunk = o_row_elem(b, qi, h) / 4u + c;
       uvec4 w = pack_vec4(O_TYPE, o);
       if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;

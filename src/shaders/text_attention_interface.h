@@ -15,8 +15,16 @@
 #define TEXT_SC_LAYOUT 8         // TEXT_LAYOUT_*
 #define TEXT_SC_SPLIT 9          // 1: write un-normalised partials for text_split_reduce
 #define TEXT_SC_ACC_CHUNKS 10    // vec4 accumulators per invocation = ceil(rows*D/4 / WG)
-#define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online: lanes per subgroup (the required size)
-#define TEXT_SC_COUNT 12
+#define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online/_flash: lanes per subgroup (the required size)
+#define TEXT_SC_KEY_LANES 12      // text_decode_flash: lanes sharing one key row (a power of two <= subgroup size)
+#define TEXT_SC_COUNT 13
+
+// text_decode_flash merges its subgroups' (m, l, acc) in shared memory: vec4s
+// of acc for `nsg` subgroups x `heads` query heads x head dim `d`, plus one
+// vec2 (m, l) per subgroup and head. The shader sizes its arrays with these,
+// the planner its shared-memory budget.
+#define TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) ((nsg) * (heads) * ((d) / 4))
+#define TEXT_FLASH_SHARED_BYTES(nsg, heads, d) (TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) * 16 + (nsg) * (heads) * 8)
 
 #define TEXT_DT_F32 0
 #define TEXT_DT_F16 1

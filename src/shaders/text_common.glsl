@@ -35,3 +35,17 @@ uvec4 pack_vec4(uint type, vec4 v) {
   return uvec4(float_to_bf16_bits(v.x) | (float_to_bf16_bits(v.y) << 16),
                float_to_bf16_bits(v.z) | (float_to_bf16_bits(v.w) << 16), 0u, 0u);
 }
+
+// Online-softmax steps shared by the text kernels. NaN or Inf in the caller's
+// Q/K/V must reach the output as NaN: max() may drop a NaN score, so the NaN is
+// carried by the running sum instead, and no step turns it into zero.
+
+// exp(s - m) for a score s against the running max m; a masked key (-inf) weighs 0.
+float text_softmax_weight(float s, float m) { return isinf(s) && s < 0.0 ? 0.0 : exp(s - m); }
+
+// A partial result (running max m, running sum l) that saw no key; one whose
+// scores were all NaN has m = -inf too, but its NaN sum must still be merged.
+bool text_partial_empty(float m, float l) { return isinf(m) && m < 0.0 && !isnan(l); }
+
+// The normalised output: zeros for a row that saw no key (l == 0), NaN stays NaN.
+vec4 text_normalise(vec4 acc, float l) { return l == 0.0 ? vec4(0.0) : acc / l; }

@@ -59,7 +59,6 @@ layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2
 const uint D4 = D / 4;
 const uint CPL = (D4 + SG - 1) / SG;  // vec4 slices per lane
 const uint NSG = WG / SG;             // subgroups per workgroup
-const uint INVALID_POS = 0xffffffffu;
 const float NEG_INF = -1.0 / 0.0;
 
 #ifndef USE_SUBGROUP
@@ -79,6 +78,7 @@ vec4 load_slice(bool is_k, uint row_elem, uint c) {
 }
 
 #include "text_kv_addressing.glsl"
+#include "text_key_range.glsl"
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -97,29 +97,14 @@ void main() {
   const uint split = gl_WorkGroupID.z % pc.num_splits;
   if (b >= pc.batch || qi >= pc.seq_len || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
 
-  uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
-  uint key_limit;
-  if (LAYOUT == TEXT_LAYOUT_RING) key_limit = pc.capacity;
-  else {
-    uint slots = LAYOUT == TEXT_LAYOUT_PAGED ? pc.max_pages * pc.capacity : pc.capacity;
-    key_limit = kv_start >= slots ? 0u : slots - kv_start;
-  }
-  kv_len = min(kv_len, key_limit);
-  const uint qpos = start_pos + qi;
-
-  int j_lo = 0;
-  int j_hi = int(kv_len);
-  if ((pc.flags & TEXT_FLAG_CAUSAL) != 0u) j_hi = min(j_hi, int(qpos) + 1 - int(kv_start));
-  if (pc.window > 0u) j_lo = max(j_lo, int(qpos) - int(pc.window) + 1 - int(kv_start));
-  if (SPLIT != 0u) {
-    int span = max(j_hi - j_lo, 0);
-    int chunk = (span + int(pc.num_splits) - 1) / int(pc.num_splits);
-    int lo = j_lo + int(split) * chunk;
-    j_hi = min(j_hi, lo + chunk);
-    j_lo = lo;
-  }
+  const uint qpos = text_query_pos(start_pos, qi);
+  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, LAYOUT,
+                               pc.capacity, pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range(range, split, pc.num_splits);
+  const uint j_lo = range.x, j_hi = range.y;
 
   // Q rows in registers, pre-scaled.
   vec4 q[HEAD_GROUP][CPL];
@@ -151,15 +136,15 @@ void main() {
     [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] = vec4(0.0);
   }
 
-  for (int j0 = j_lo + int(sg * KB); j0 < j_hi; j0 += int(NSG * KB)) {
+  // Block starts step by NSG * KB while keys remain (j0 + NSG * KB could pass 2^32).
+  for (uint j0 = j_lo + min(sg * KB, j_hi - j_lo); j0 < j_hi; j0 += min(NSG * KB, j_hi - j0)) {
     // Step 1: loads for the whole block.
     vec4 kr[KB][CPL];
     vec4 vr[KB][CPL];
     bool ok[KB];
     [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
-      int j = j0 + int(kk);
       uint outer, inner;
-      ok[kk] = j < j_hi && kv_coords(b, kv_start + uint(j), outer, inner);
+      ok[kk] = kk < j_hi - j0 && kv_coords(b, kv_start + j0 + kk, outer, inner);
       const uint k_base = ok[kk] ? k_row_elem(outer, inner, kvh) : 0u;
       const uint v_base = ok[kk] ? v_row_elem(outer, inner, kvh) : 0u;
       [[unroll]] for (uint c = 0; c < CPL; ++c) {
@@ -208,7 +193,7 @@ void main() {
       float sum = 0.0;
       [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] *= alpha;
       [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
-        float p = m_new == NEG_INF ? 0.0 : exp(s[kk] - m_new);
+        float p = text_softmax_weight(s[kk], m_new);
         sum += p;
         [[unroll]] for (uint c = 0; c < CPL; ++c) acc[g][c] += p * vr[kk][c];
       }
@@ -235,12 +220,11 @@ void main() {
     for (uint s = 0; s < NSG; ++s) mm = max(mm, merge_m[s * HEAD_GROUP + g]);
     float ll = 0.0;
     vec4 o = vec4(0.0);
-    if (mm != NEG_INF) {
-      for (uint s = 0; s < NSG; ++s) {
-        float w = exp(merge_m[s * HEAD_GROUP + g] - mm);
-        ll += merge_l[s * HEAD_GROUP + g] * w;
-        o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * w;
-      }
+    for (uint s = 0; s < NSG; ++s) {
+      if (text_partial_empty(merge_m[s * HEAD_GROUP + g], merge_l[s * HEAD_GROUP + g])) continue;
+      float w = exp(merge_m[s * HEAD_GROUP + g] - mm);
+      ll += merge_l[s * HEAD_GROUP + g] * w;
+      o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * w;
     }
     uint h = head0 + g;
     if (SPLIT != 0u) {
@@ -248,7 +232,7 @@ void main() {
       partial_o[row * D4 + ci] = o;
       if (ci == 0u) partial_ml[row] = vec2(mm, ll);
     } else {
-      o = ll > 0.0 ? o / ll : vec4(0.0);
+      o = text_normalise(o, ll);
       uint chunk = o_row_elem(b, qi, h) / 4u + ci;
       uvec4 w = pack_vec4(O_TYPE, o);
       if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;

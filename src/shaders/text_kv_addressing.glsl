@@ -18,15 +18,6 @@ bool kv_coords(uint b, uint pos, out uint outer, out uint inner) {
   return true;
 }
 
-// Keys sequence b's cache holds from kv_start on. Lengths read from GPU buffers
-// were not validated on the host: clamping kv_len to this keeps every key read
-// inside the cache.
-uint key_limit(uint kv_start) {
-  if (LAYOUT == TEXT_LAYOUT_RING) return pc.capacity;
-  const uint slots = LAYOUT == TEXT_LAYOUT_PAGED ? pc.max_pages * pc.capacity : pc.capacity;
-  return kv_start >= slots ? 0u : slots - kv_start;
-}
-
 uint k_row_elem(uint outer, uint inner, uint kvh) {
   return outer * pc.k_strides[0] + inner * pc.k_strides[1] + kvh * pc.k_strides[2];
 }

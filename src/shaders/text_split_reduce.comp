@@ -55,11 +55,11 @@ void main() {
   const uint lane = tid / D4, c = tid % D4;
   vec4 o = vec4(0.0);
   float l = 0.0;
-  if (lane < SPLIT_LANES && m != NEG_INF) {
+  if (lane < SPLIT_LANES) {
     for (uint s = lane; s < pc.num_splits; s += SPLIT_LANES) {
       uint row = first + s * rows;
       vec2 ml = partial_ml[row];
-      if (ml.x == NEG_INF) continue;  // a split that saw no key (or never ran)
+      if (text_partial_empty(ml.x, ml.y)) continue;  // a split that saw no key
       float w = exp(ml.x - m);
       l += ml.y * w;
       o += partial_o[row * D4 + c] * w;
@@ -75,7 +75,7 @@ void main() {
       o += lane_o[tid + i * D4];
       l += lane_l[tid + i * D4];
     }
-    o = l > 0.0 ? o / l : vec4(0.0);
+    o = text_normalise(o, l);
     uvec4 w = pack_vec4(O_TYPE, o);
     uint chunk = o_row_elem(b, qh / pc.num_heads, qh % pc.num_heads) / 4u + tid;
     if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;

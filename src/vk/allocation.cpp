@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "vk/check.hpp"
+#include "vk/fault_injection.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::vk {
@@ -46,7 +47,8 @@ Allocation::Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& 
   VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = static_cast<uint32_t>(type);
-  VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &memory_);
+  VkResult r = injected_fault(FaultSite::allocation);
+  if (r == VK_SUCCESS) r = vkAllocateMemory(device_, &alloc, nullptr, &memory_);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(device_, buffer_, nullptr);
     check(r, fmt::format("allocating {} bytes of device memory", req.size));
@@ -54,10 +56,19 @@ Allocation::Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& 
   vkBindBufferMemory(device_, buffer_, memory_, 0);
   const VkMemoryPropertyFlags flags = props.memoryTypes[type].propertyFlags;
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  if ((flags & host) == host) check(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "mapping memory");
+  if ((flags & host) == host) {
+    r = vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_);
+    if (r != VK_SUCCESS) {
+      vkDestroyBuffer(device_, buffer_, nullptr);
+      vkFreeMemory(device_, memory_, nullptr);
+      check(r, "mapping memory");
+    }
+  }
+  ++live_;
 }
 
 Allocation::~Allocation() {
+  --live_;
   if (mapped_) vkUnmapMemory(device_, memory_);
   vkDestroyBuffer(device_, buffer_, nullptr);
   vkFreeMemory(device_, memory_, nullptr);

@@ -3,6 +3,9 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <cstdint>
+
 namespace vkattn::vk {
 
 class Allocation {
@@ -16,6 +19,8 @@ class Allocation {
   VkDeviceSize bytes() const { return bytes_; }
   // Host pointer when the memory is host-visible and coherent, else null.
   void* mapped() const { return mapped_; }
+  // Allocations alive in the process: tests prove failures and soaks leak none.
+  static int64_t live() { return live_; }
 
  private:
   VkDevice device_;
@@ -23,6 +28,7 @@ class Allocation {
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   VkDeviceSize bytes_ = 0;
   void* mapped_ = nullptr;
+  static inline std::atomic<int64_t> live_{0};
 };
 
 }  // namespace vkattn::vk

@@ -1,17 +1,66 @@
 // DeviceCaps <-> JSON, for `vkattn devices --json` and planning from caps files.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "io/regular_file.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn {
 
 using nlohmann::json;
+
+namespace {
+
+// A caps object is two levels deep; a hostile file nested thousands deep would
+// overflow the stack in the recursive printing and destruction of the tree.
+constexpr int kMaxDepth = 16;
+constexpr uint64_t kMaxCapsFileBytes = 16 << 20;
+
+// `expected` names what the text should be, for the parse-error message.
+json parse_capped(const std::string& text, const std::string& what, const char* expected) {
+  try {
+    return json::parse(text, [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxDepth)
+        throw Error(ErrorKind::io, fmt::format("{}: expected JSON nested at most {} deep, got deeper", what, kMaxDepth));
+      return true;
+    });
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::io, fmt::format("{}: expected {}, got a parse error: {}", what, expected, e.what()));
+  }
+}
+
+// A value for an error message: at most 80 characters of its JSON.
+std::string excerpt(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+// Limits the planners divide by or size loops with: 0 is not a device.
+void require_nonzero_limits(const DeviceCaps& c) {
+  const std::pair<const char*, uint64_t> limits[] = {
+      {"subgroup_size", c.subgroup_size},
+      {"min_subgroup_size", c.min_subgroup_size},
+      {"max_subgroup_size", c.max_subgroup_size},
+      {"max_shared_memory_bytes", c.max_shared_memory_bytes},
+      {"max_workgroup_invocations", c.max_workgroup_invocations},
+      {"max_storage_buffer_range", c.max_storage_buffer_range},
+      {"max_workgroup_size[0]", c.max_workgroup_size[0]},
+      {"max_workgroup_size[1]", c.max_workgroup_size[1]},
+      {"max_workgroup_size[2]", c.max_workgroup_size[2]},
+      {"max_workgroup_count[0]", c.max_workgroup_count[0]},
+      {"max_workgroup_count[1]", c.max_workgroup_count[1]},
+      {"max_workgroup_count[2]", c.max_workgroup_count[2]},
+  };
+  for (auto [name, value] : limits)
+    if (value == 0) throw Error(ErrorKind::io, fmt::format("caps field '{}': expected >= 1, got 0", name));
+}
+
+DeviceCaps caps_from_value(const json& j);
+
+}  // namespace
 
 bool DeviceCaps::has_coop_shape(uint32_t m, uint32_t n, uint32_t k, const std::string& ab,
                                 const std::string& c) const {
@@ -71,13 +120,11 @@ std::string caps_to_json(const DeviceCaps& caps, int indent) {
   return j.dump(indent);
 }
 
-DeviceCaps caps_from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(ErrorKind::io, fmt::format("caps: expected a JSON object, got a parse error: {}", e.what()));
-  }
+DeviceCaps caps_from_json(const std::string& text) { return caps_from_value(parse_capped(text, "caps", "a JSON object")); }
+
+namespace {
+
+DeviceCaps caps_from_value(const json& j) {
   if (!j.is_object()) throw Error(ErrorKind::io, "caps: expected a JSON object");
   DeviceCaps c;
   // Absent fields keep DeviceCaps' conservative defaults; present ones must have the right type.
@@ -99,7 +146,7 @@ DeviceCaps caps_from_json(const std::string& text) {
                                              : std::is_same_v<T, bool>      ? "a boolean"
                                              : std::is_integral_v<T>        ? "a non-negative integer"
                                                                             : "a number",
-                                             value.dump()));
+                                             excerpt(value)));
     v = value.get<T>();
   });
   auto read3 = [&](const char* key, uint32_t (&out)[3]) {
@@ -110,7 +157,7 @@ DeviceCaps caps_from_json(const std::string& text) {
       ok = a[i].is_number_unsigned() && a[i].get<uint64_t>() <= std::numeric_limits<uint32_t>::max();
     if (!ok)
       throw Error(ErrorKind::io,
-                  fmt::format("caps field '{}': expected an array of 3 non-negative integers, got {}", key, a.dump()));
+                  fmt::format("caps field '{}': expected an array of 3 non-negative integers, got {}", key, excerpt(a)));
     for (size_t i = 0; i < 3; ++i) out[i] = a[i].get<uint32_t>();
   };
   read3("max_workgroup_size", c.max_workgroup_size);
@@ -118,7 +165,7 @@ DeviceCaps caps_from_json(const std::string& text) {
   if (j.contains("cooperative_matrix_shapes")) {
     if (!j.at("cooperative_matrix_shapes").is_array())
       throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected an array, got {}",
-                                             j.at("cooperative_matrix_shapes").dump()));
+                                             excerpt(j.at("cooperative_matrix_shapes"))));
     for (auto& s : j.at("cooperative_matrix_shapes")) {
       try {
         c.cooperative_matrix_shapes.push_back({s.at("m").get<uint32_t>(), s.at("n").get<uint32_t>(),
@@ -128,35 +175,30 @@ DeviceCaps caps_from_json(const std::string& text) {
       } catch (const json::exception&) {
         throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected objects with m, n, "
                                                "k, a, b, c, result, got {}",
-                                               s.dump()));
+                                               excerpt(s)));
       }
     }
   }
+  require_nonzero_limits(c);
   return c;
 }
 
+}  // namespace
+
 DeviceCaps load_caps_file(const std::string& path, int index) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::io, fmt::format("caps file: cannot open '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string what = fmt::format("caps file '{}'", path);
+  const std::string text = io::read_regular_file(path, kMaxCapsFileBytes, "caps file");
   // `vkattn devices --json` prints an array of caps objects, each with "index".
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(ErrorKind::io, fmt::format("caps file '{}': expected JSON, got a parse error: {}", path, e.what()));
-  }
-  if (!j.is_array()) return caps_from_json(text);
+  const json j = parse_capped(text, what, "JSON");
+  if (!j.is_array()) return caps_from_value(j);
   if (j.empty()) throw Error(ErrorKind::io, fmt::format("caps file '{}': expected at least one device, got []", path));
-  if (index < 0) return caps_from_json(j.front().dump());
+  if (index < 0) return caps_from_value(j.front());
   std::string seen;
   for (const auto& d : j) {
     if (d.is_object() && d.contains("index") && d.at("index").is_number_unsigned() &&
         d.at("index").get<uint64_t>() == static_cast<uint64_t>(index))
-      return caps_from_json(d.dump());
-    seen += (seen.empty() ? "" : ", ") + (d.is_object() && d.contains("index") ? d.at("index").dump() : "none");
+      return caps_from_value(d);
+    seen += (seen.empty() ? "" : ", ") + (d.is_object() && d.contains("index") ? excerpt(d.at("index")) : "none");
   }
   throw Error(ErrorKind::io,
               fmt::format("caps file '{}': expected a device with index {}, got indices [{}]", path, index, seen));

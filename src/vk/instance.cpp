@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "log.hpp"
 #include "vk/check.hpp"
 #include "vkattn/error.hpp"
 
@@ -21,7 +21,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
                                                      const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
   if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
     ++g_validation_messages;
-    std::fprintf(stderr, "vkattn: validation: %s\n", data->pMessage);
+    log_message(LogLevel::validation, data->pMessage);
   }
   return VK_FALSE;
 }

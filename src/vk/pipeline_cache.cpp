@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "vk/check.hpp"
+#include "vk/fault_injection.hpp"
 #include "vk/embedded_shaders.hpp"
 
 namespace vkattn::vk {
@@ -77,8 +78,9 @@ const Pipeline& PipelineCache::get(const PipelineKey& key, const ShaderInterface
   }
   info.layout = layout.layout;
   auto p = std::make_unique<Pipeline>();
-  check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline),
-        fmt::format("creating the compute pipeline for {}", key.module));
+  VkResult r = injected_fault(FaultSite::pipeline_creation);
+  if (r == VK_SUCCESS) r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline);
+  check(r, fmt::format("creating the compute pipeline for {}", key.module));
   p->layout = layout.layout;
   p->set_layout = layout.set_layout;
   p->iface = iface;

@@ -21,8 +21,14 @@ RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), 
     external_ = true;
     recording_ = true;
   } else {
+    // A pool of its own: command pools are externally synchronized, and each
+    // thread records with its own recorder.
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = rt_.queue_family();
+    check(vkCreateCommandPool(rt_.device(), &pi, nullptr, &command_pool_), "creating a command pool");
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = rt_.command_pool();
+    ai.commandPool = command_pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     check(vkAllocateCommandBuffers(rt_.device(), &ai, &cb_), "allocating a command buffer");
@@ -33,12 +39,17 @@ RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), 
 
 RecorderImpl::~RecorderImpl() {
   VkDevice d = rt_.device();
-  if (submitted_) vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX);
+  if (submitted_ && !rt_.lost()) {
+    try {
+      rt_.wait_fence(fence_, "waiting for recorded attention work before destroying its recorder");
+    } catch (const Error&) {  // a destructor cannot throw; the loss stays recorded on the runtime
+    }
+  }
   for (auto p : pools_) vkDestroyDescriptorPool(d, p, nullptr);
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
   if (fence_) vkDestroyFence(d, fence_, nullptr);
-  if (!external_ && cb_) vkFreeCommandBuffers(d, rt_.command_pool(), 1, &cb_);
+  if (command_pool_) vkDestroyCommandPool(d, command_pool_, nullptr);  // frees cb_
 }
 
 void RecorderImpl::ensure_recording() {
@@ -46,13 +57,16 @@ void RecorderImpl::ensure_recording() {
     throw Error(ErrorKind::invalid_argument,
                 "recorder: expected a recording command buffer, got one already submitted; call reset() first");
   if (recording_) return;
+  rt_.require_alive();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(vkBeginCommandBuffer(cb_, &bi), "beginning a command buffer");
   recording_ = true;
 }
 
 void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indirect_args) {
-  bool hazard = first_command_;  // earlier work of the caller's may still write our inputs
+  // Earlier work of the caller's may still write our inputs; barrier() asks for one.
+  bool hazard = first_command_ || barrier_requested_;
+  barrier_requested_ = false;
   for (auto& b : buffers) {
     if (written_.count(b.buffer)) hazard = true;
     if (b.access != Access::read && read_.count(b.buffer)) hazard = true;
@@ -216,17 +230,14 @@ void RecorderImpl::submit() {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb_;
-  std::lock_guard lock(rt_.queue_mutex());
-  check(vkQueueSubmit(rt_.queue(), 1, &si, fence_), "submitting recorded attention work");
+  rt_.submit(si, fence_, "submitting recorded attention work");
   submitted_ = true;
 }
 
 void RecorderImpl::wait() {
   if (!submitted_) return;
-  VkResult r = vkWaitForFences(rt_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
   submitted_ = false;
-  vkResetFences(rt_.device(), 1, &fence_);
-  check(r, "waiting for recorded attention work");
+  rt_.wait_fence(fence_, "waiting for recorded attention work");
 }
 
 double RecorderImpl::elapsed_ms(uint32_t from, uint32_t to) {
@@ -271,6 +282,7 @@ Recorder::Recorder(Context& ctx, VkCommandBuffer external) : impl_(std::make_uni
 }
 Recorder::~Recorder() = default;
 uint32_t Recorder::timestamp() { return impl_->timestamp(); }
+void Recorder::barrier() { impl_->barrier(); }
 void Recorder::submit() { impl_->submit(); }
 void Recorder::wait() { impl_->wait(); }
 void Recorder::run() {

@@ -58,11 +58,15 @@ class RecorderImpl {
   void update(const BufferRef& dst, std::span<const std::byte> bytes);
 
   uint32_t timestamp();
+  // The next command waits for everything recorded before it.
+  void barrier() { barrier_requested_ = true; }
   void submit();
   void wait();
   double elapsed_ms(uint32_t from, uint32_t to);
   void reset();
   uint32_t dispatch_count() const { return dispatches_; }
+  // Scratch ranges handed out since the last reset (each one written by a recorded command).
+  size_t scratch_count() const { return scratch_.size(); }
 
  private:
   void ensure_recording();
@@ -74,10 +78,12 @@ class RecorderImpl {
 
   Context& ctx_;
   Runtime& rt_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;  // own command buffer only
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   bool external_ = false;
   bool recording_ = false;
   bool ended_ = false;
+  bool barrier_requested_ = false;
   bool submitted_ = false;
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;

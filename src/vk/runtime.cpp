@@ -7,6 +7,7 @@
 
 #include "vk/caps_query.hpp"
 #include "vk/check.hpp"
+#include "vk/fault_injection.hpp"
 #include "vk/instance.hpp"
 #include "vkattn/error.hpp"
 
@@ -31,7 +32,7 @@ uint32_t compute_queue_family(VkPhysicalDevice pd) {
 
 }  // namespace
 
-Runtime::Runtime(const ContextOptions& options) {
+Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(options.fence_timeout_ms) * 1'000'000) {
   const bool validation = options.validation < 0 ? env_flag("VKATTN_VALIDATION") : options.validation > 0;
   instance_ = std::make_shared<Instance>(validation);
   auto pds = instance_->physical_devices();
@@ -86,10 +87,10 @@ Runtime::Runtime(const ContextOptions& options) {
 }
 
 Runtime::Runtime(const ExternalDevice& ext) {
-  load_vulkan();
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
     throw Error(ErrorKind::invalid_argument,
                 "external device: expected non-null instance, physical_device, device and queue, got a null handle");
+  load_vulkan(ext.get_instance_proc_addr, ext.instance);
   physical_ = ext.physical_device;
   device_ = ext.device;
   queue_ = ext.queue;
@@ -103,6 +104,12 @@ Runtime::Runtime(const ExternalDevice& ext) {
   caps_.subgroup_size_control &= ext.subgroup_size_control_enabled;
   caps_.cooperative_matrix_nv &= ext.cooperative_matrix_nv_enabled;
   if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
+  if (static_cast<bool>(ext.lock_queue) != static_cast<bool>(ext.unlock_queue))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("external device: expected lock_queue and unlock_queue both set or both unset, got {}",
+                            ext.lock_queue ? "lock_queue only" : "unlock_queue only"));
+  lock_queue_ = ext.lock_queue;
+  unlock_queue_ = ext.unlock_queue;
   finish_setup();
 }
 
@@ -118,7 +125,10 @@ void Runtime::finish_setup() {
 }
 
 Runtime::~Runtime() {
-  if (device_) vkDeviceWaitIdle(device_);
+  // A borrowed device's queues belong to the host (vkDeviceWaitIdle would touch
+  // them all); vkattn's own work has finished already: transfers wait for
+  // their fence, recorders for theirs when destroyed.
+  if (owns_device_) vkDeviceWaitIdle(device_);
   pipelines_.reset();
   staging_.reset();
   placeholder_.reset();
@@ -128,7 +138,49 @@ Runtime::~Runtime() {
   if (owns_device_) vkDestroyDevice(device_, nullptr);
 }
 
+void Runtime::require_alive() const {
+  if (lost_)
+    throw Error(ErrorKind::device_lost,
+                fmt::format("device '{}': lost earlier (see the first device_lost error); create a new Context",
+                            caps_.name));
+}
+
+void Runtime::check(VkResult r, std::string_view doing) {
+  if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+  vk::check(r, doing);
+}
+
+void Runtime::submit(const VkSubmitInfo& info, VkFence fence, std::string_view doing) {
+  require_alive();
+  VkResult r = injected_fault(FaultSite::submit);
+  if (r == VK_SUCCESS) {
+    std::lock_guard lock(queue_mutex_);
+    if (lock_queue_) lock_queue_();
+    r = vkQueueSubmit(queue_, 1, &info, fence);
+    if (unlock_queue_) unlock_queue_();
+  }
+  check(r, doing);
+}
+
+void Runtime::wait_fence(VkFence fence, std::string_view doing) {
+  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, fence_timeout_ns_);
+  // An injected fault replaces the result of a wait that did happen, so the
+  // fence is never reset while its work may still run.
+  if (VkResult injected = injected_fault(FaultSite::fence_wait); injected != VK_SUCCESS) r = injected;
+  if (r != VK_ERROR_DEVICE_LOST) vkResetFences(device_, 1, &fence);
+  if (r == VK_TIMEOUT) {
+    // The work may still be running: nothing it touches can be reused safely.
+    lost_ = true;
+    throw Error(ErrorKind::device_lost,
+                fmt::format("Vulkan call failed while {}: not finished after {} ms (VK_TIMEOUT); the device is "
+                            "treated as lost",
+                            doing, fence_timeout_ns_ / 1'000'000));
+  }
+  check(r, doing);
+}
+
 std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visible) {
+  require_alive();
   if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes)
     throw Error(ErrorKind::out_of_memory, fmt::format("allocation: expected at most {} bytes (device limit), got {}",
                                                       caps_.max_allocation_bytes, bytes));
@@ -154,10 +206,12 @@ void Runtime::release_scratch(std::shared_ptr<Allocation> a) {
 }
 
 VkBuffer Runtime::placeholder_buffer() {
-  if (!placeholder_) {
-    placeholder_ = allocate(64, false);
-    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, placeholder_->buffer(), 0, 64, 0); });
-  }
+  std::call_once(placeholder_once_, [&] {
+    std::lock_guard lock(transfer_mutex_);
+    auto buffer = allocate(64, false);
+    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, buffer->buffer(), 0, 64, 0); });
+    placeholder_ = std::move(buffer);
+  });
   return placeholder_->buffer();
 }
 
@@ -170,6 +224,7 @@ Allocation& Runtime::staging(VkDeviceSize bytes) {
 }
 
 VkCommandBuffer Runtime::begin_one_shot() {
+  require_alive();
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -197,22 +252,23 @@ void Runtime::end_one_shot(VkCommandBuffer cb) {
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
+  // The command buffer is freed on every path, failed ones included.
+  struct Free {
+    Runtime& rt;
+    VkCommandBuffer cb;
+    ~Free() { vkFreeCommandBuffers(rt.device_, rt.command_pool_, 1, &cb); }
+  } free_cb{*this, cb};
   check(vkEndCommandBuffer(cb), "ending a command buffer");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  {
-    std::lock_guard lock(queue_mutex_);
-    check(vkQueueSubmit(queue_, 1, &si, one_shot_fence_), "submitting a transfer");
-  }
-  VkResult r = vkWaitForFences(device_, 1, &one_shot_fence_, VK_TRUE, UINT64_MAX);
-  vkResetFences(device_, 1, &one_shot_fence_);
-  vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
-  check(r, "waiting for a transfer");
+  submit(si, one_shot_fence_, "submitting a transfer");
+  wait_fence(one_shot_fence_, "waiting for a transfer");
 }
 
 void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes) {
   if (bytes.empty()) return;
+  std::lock_guard lock(transfer_mutex_);
   Allocation& s = staging(bytes.size());
   std::memcpy(s.mapped(), bytes.data(), bytes.size());
   run_once([&](VkCommandBuffer cb) {
@@ -223,6 +279,7 @@ void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byt
 
 void Runtime::download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes) {
   if (bytes.empty()) return;
+  std::lock_guard lock(transfer_mutex_);
   Allocation& s = staging(bytes.size());
   run_once([&](VkCommandBuffer cb) {
     VkBufferCopy copy{offset, 0, bytes.size()};

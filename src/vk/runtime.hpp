@@ -4,6 +4,8 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,8 +31,18 @@ class Runtime {
   VkPhysicalDevice physical_device() const { return physical_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
-  VkCommandPool command_pool() const { return command_pool_; }
-  std::mutex& queue_mutex() { return queue_mutex_; }
+
+  // Device health. After device loss (reported by the driver, injected, or a
+  // fence wait past its timeout) every call fails fast with device_lost.
+  bool lost() const { return lost_; }
+  void require_alive() const;
+  // vk::check that also records device loss.
+  void check(VkResult r, std::string_view doing);
+  // Submits to the queue (the fault-injection site "submit"), holding vkattn's
+  // queue mutex and, for a borrowed queue, the host's lock (ExternalDevice::lock_queue).
+  void submit(const VkSubmitInfo& info, VkFence fence, std::string_view doing);
+  // Waits for `fence` at most the context's fence timeout, then resets it.
+  void wait_fence(VkFence fence, std::string_view doing);
   PipelineCache& pipelines() { return *pipelines_; }
 
   std::shared_ptr<Allocation> allocate(VkDeviceSize bytes, bool host_visible);
@@ -41,7 +53,8 @@ class Runtime {
   VkBuffer placeholder_buffer();
   void upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes);
   void download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes);
-  // Runs a one-off command buffer to completion (transfers, tests).
+  // Runs a one-off command buffer to completion (transfers, tests); the caller
+  // holds transfer_mutex_ (the command pool and fence are shared).
   template <class F>
   void run_once(F&& record) {
     VkCommandBuffer cb = begin_one_shot();
@@ -66,11 +79,17 @@ class Runtime {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkFence one_shot_fence_ = VK_NULL_HANDLE;
   std::mutex queue_mutex_;
+  std::function<void()> lock_queue_, unlock_queue_;  // the host's, for a borrowed queue
+  // One-off transfers share the staging buffer, command pool and fence.
+  std::mutex transfer_mutex_;
+  std::once_flag placeholder_once_;
   std::shared_ptr<Allocation> staging_;  // grown on demand, reused across copies
   std::unique_ptr<PipelineCache> pipelines_;
   std::mutex scratch_mutex_;
   std::multimap<VkDeviceSize, std::shared_ptr<Allocation>> free_scratch_;
   std::shared_ptr<Allocation> placeholder_;
+  std::atomic<bool> lost_{false};
+  uint64_t fence_timeout_ns_ = 120'000'000'000ull;
 };
 
 }  // namespace vkattn::vk

@@ -1,7 +1,9 @@
-// The Vulkan functions vkattn calls, resolved at run time from the loader
-// (libvulkan.so.1) instead of linked: a machine without a loader gets a clear
-// error naming the package, not a program that cannot start. Calls inside
-// namespace vkattn find these pointers before the global prototypes.
+// The Vulkan functions vkattn calls, resolved at run time instead of linked:
+// from the loader (libvulkan.so.1), so a machine without one gets a clear
+// error naming the package, not a program that cannot start; or through a
+// host's vkGetInstanceProcAddr (ExternalDevice::get_instance_proc_addr). They
+// are process-wide: one loader per process. Calls inside namespace vkattn
+// find these pointers before the global prototypes.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -83,6 +85,10 @@ namespace vk {
 // every function above, once; throws Error(no_device) naming the Debian
 // package when it cannot.
 void load_vulkan();
+// The same through the host's vkGetInstanceProcAddr (its instance for the
+// instance-level functions); null: load_vulkan(). When vkattn is loaded
+// already, the host's loader must be the one in use (Error otherwise).
+void load_vulkan(PFN_vkGetInstanceProcAddr host, VkInstance instance);
 }  // namespace vk
 
 }  // namespace vkattn

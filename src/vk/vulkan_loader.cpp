@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -18,13 +19,16 @@ namespace vk {
 
 namespace {
 
-std::once_flag g_once;
-std::string g_failure;  // why loading failed, if it did
+std::mutex g_mutex;
+bool g_loaded = false;
+std::string g_failure;  // why opening the default loader failed, if it did
 
-void load_once() {
+// Opens the loader ($VKATTN_VULKAN_LIBRARY, else libvulkan.so.1) and resolves
+// every entry point from its exports; the library stays loaded for the
+// process's lifetime. Called with g_mutex held.
+void open_default_loader() {
   const char* custom = std::getenv("VKATTN_VULKAN_LIBRARY");
   const std::string path = custom && *custom ? custom : "libvulkan.so.1";
-  // The library stays loaded for the process's lifetime.
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
@@ -45,13 +49,47 @@ void load_once() {
   }
   VKATTN_VULKAN_FUNCTIONS(VKATTN_RESOLVE_VULKAN_FUNCTION)
 #undef VKATTN_RESOLVE_VULKAN_FUNCTION
+  g_loaded = true;
+}
+
+// Commands vkGetInstanceProcAddr resolves with a null instance (Vulkan spec, "Command Function Pointers").
+bool is_global_command(const char* name) {
+  for (const char* g : {"vkCreateInstance", "vkEnumerateInstanceVersion", "vkEnumerateInstanceLayerProperties"})
+    if (std::strcmp(name, g) == 0) return true;
+  return false;
+}
+
+// Resolves every entry point through the host's vkGetInstanceProcAddr. Called with g_mutex held.
+void resolve_through(PFN_vkGetInstanceProcAddr gipa, VkInstance instance) {
+#define VKATTN_RESOLVE_VULKAN_FUNCTION(name)                                                                  \
+  name = reinterpret_cast<PFN_##name>(gipa(is_global_command(#name) ? VK_NULL_HANDLE : instance, #name));     \
+  if (!name)                                                                                                  \
+    throw Error(ErrorKind::no_device,                                                                         \
+                fmt::format("get_instance_proc_addr: expected it to resolve {}, got null", #name));
+  VKATTN_VULKAN_FUNCTIONS(VKATTN_RESOLVE_VULKAN_FUNCTION)
+#undef VKATTN_RESOLVE_VULKAN_FUNCTION
+  vkGetInstanceProcAddr = gipa;
+  g_loaded = true;
 }
 
 }  // namespace
 
 void load_vulkan() {
-  std::call_once(g_once, load_once);
-  if (!g_failure.empty()) throw Error(ErrorKind::no_device, g_failure);
+  std::lock_guard lock(g_mutex);
+  if (!g_loaded && g_failure.empty()) open_default_loader();
+  if (!g_loaded) throw Error(ErrorKind::no_device, g_failure);
+}
+
+void load_vulkan(PFN_vkGetInstanceProcAddr host, VkInstance instance) {
+  if (!host) return load_vulkan();
+  std::lock_guard lock(g_mutex);
+  if (!g_loaded) return resolve_through(host, instance);
+  // Already loaded (an earlier context): the host's loader must be the same
+  // one, since the entry points are shared by the whole process.
+  if (reinterpret_cast<PFN_vkVoidFunction>(vkCreateInstance) != host(VK_NULL_HANDLE, "vkCreateInstance"))
+    throw Error(ErrorKind::invalid_argument,
+                "get_instance_proc_addr: expected the Vulkan loader this process's first vkattn context uses "
+                "(one loader per process), got a different one");
 }
 
 }  // namespace vk

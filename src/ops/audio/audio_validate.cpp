@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/vision/vision_validate.hpp"
+#include "util/checked_size.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::audio {
@@ -28,7 +29,9 @@ void validate(const AudioAttentionParams& p, const AudioAttentionTensors& t, con
   if (reach >= (1ull << 31))
     bad(fmt::format("frames: expected frames + chunk + max_past + max_future < 2^31, got {}", reach));
   const uint64_t span = uint64_t(p.max_past) + p.max_future + 1;
-  if (uint64_t(p.frames) * p.num_heads * p.head_dim >= (1ull << 32) || span * p.num_heads * p.head_dim >= (1ull << 32))
+  const uint64_t row = checked_mul(p.num_heads, p.head_dim, "heads x head_dim");
+  if (checked_mul(p.frames, row, "frames x heads x head_dim") >= (1ull << 32) ||
+      checked_mul(span, row, "(max_past + max_future + 1) x heads x head_dim") >= (1ull << 32))
     bad("frames: expected frames x heads x head_dim and (max_past + max_future + 1) x heads x head_dim < 2^32");
   const Shape shape{p.frames, p.num_heads, p.head_dim};
   vision::check_tensor("q", t.q, shape, caps);

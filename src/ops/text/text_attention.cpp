@@ -63,6 +63,13 @@ PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& val
   return s;
 }
 
+// The most keys a sequence of this cache can hold, so the most any replay with
+// lengths read from a GPU buffer can walk.
+uint32_t kv_len_bound(const TextAttentionParams& p) {
+  const uint64_t slots = p.layout == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
+  return uint32_t(std::min<uint64_t>(slots, UINT32_MAX));
+}
+
 }  // namespace
 
 void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
@@ -91,19 +98,13 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   text::validate_params(p);
   text::validate_tensors(p, t, caps);
 
-  planner::TextShape shape;
-  shape.batch = p.batch;
-  shape.seq_len = p.seq_len;
-  shape.num_heads = p.num_heads;
-  shape.num_kv_heads = p.num_kv_heads;
-  shape.head_dim = p.head_dim;
-  shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
-  shape.q = t.q.dtype();
-  shape.kv = t.k.dtype();
+  planner::TextShape shape = planner::text_shape_of(p, t.q.dtype(), t.k.dtype());
+  if (t.kv_len.valid()) shape.kv_len_bound = kv_len_bound(p);  // replays may read up to the capacity
   const planner::TextPlan plan = planner::plan_text(caps, shape, options);
   const planner::TextGeometry& g = plan.geometry;
 
-  const bool split = plan.variant->kind == planner::Kind::split;
+  // One split needs no reduce: the kernel normalises and writes the output itself.
+  const bool split = plan.variant->kind == planner::Kind::split && g.splits > 1;
   std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
   spec[TEXT_SC_HEAD_DIM] = p.head_dim;
   spec[TEXT_SC_WG_SIZE] = g.workgroup_size;
@@ -117,16 +118,66 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
+  spec[TEXT_SC_KEY_LANES] = g.key_lanes;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
   const vk::Pipeline& pipeline =
       rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
+
+  // Every check that can reject the call comes before anything is recorded.
+  text::TextPush push{};
+  {
+    const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
+    const Shape kvshape = p.layout == KvLayout::paged
+                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
+    put(push.q_strides, text::row_strides("q", t.q, qshape));
+    put(push.k_strides, text::row_strides("k", t.k, kvshape));
+    put(push.v_strides, text::row_strides("v", t.v, kvshape));
+    put(push.o_strides, text::row_strides("out", t.out, qshape));
+  }
+  TextCallInfo info;
+  info.variant = plan.variant->name;
+  info.reason = plan.reason;
+  info.warnings = plan.warnings;
+  info.splits = g.splits;
+  const uint32_t gqa = p.num_heads / p.num_kv_heads;
+  const uint64_t grid[3] = {(uint64_t(p.seq_len) + g.q_pos - 1) / g.q_pos, uint64_t(p.num_kv_heads) * (gqa / g.head_group),
+                            uint64_t(p.batch) * g.splits};  // 64-bit: the products may pass 2^32
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] > caps.max_workgroup_count[i])
+      throw Error(ErrorKind::unsupported,
+                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
+                              caps.max_workgroup_count[i], grid[i]));
+    info.workgroups[i] = static_cast<uint32_t>(grid[i]);
+  }
+  const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
+  const vk::Pipeline* reduce = nullptr;
+  const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;  // x; y is the batch
+  if (split) {
+    if (rows * p.head_dim * 4 > caps.max_storage_buffer_range)
+      throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
+                                                      caps.max_storage_buffer_range, rows * p.head_dim * 4));
+    if (reduce_groups > caps.max_workgroup_count[0] || p.batch > caps.max_workgroup_count[1])
+      throw Error(ErrorKind::unsupported,
+                  fmt::format("split reduce workgroups: expected at most [{}, {}] (device limit), got [{}, {}]",
+                              caps.max_workgroup_count[0], caps.max_workgroup_count[1], reduce_groups, p.batch));
+    std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
+    rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
+    // A power of two (for the max tree) up to 256; Vulkan guarantees 128
+    // invocations, which covers D/4 <= 128 columns.
+    uint32_t wg = 1;
+    while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
+    rspec[TEXT_SC_WG_SIZE] = wg;
+    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+    reduce = &rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
+  }
 
   const VkBuffer placeholder = rt.placeholder_buffer();
   PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
   PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
   PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
 
-  text::TextPush push{};
   push.batch = p.batch;
   push.seq_len = p.seq_len;
   push.num_heads = p.num_heads;
@@ -144,27 +195,11 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   push.scale = p.effective_scale();
   push.softcap = p.softcap;
   push.num_splits = g.splits;
-  {
-    const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
-    const Shape kvshape = p.layout == KvLayout::paged
-                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
-                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
-    auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
-    put(push.q_strides, text::row_strides("q", t.q, qshape));
-    put(push.k_strides, text::row_strides("k", t.k, kvshape));
-    put(push.v_strides, text::row_strides("v", t.v, kvshape));
-    put(push.o_strides, text::row_strides("out", t.out, qshape));
-  }
-
   vk::BufferRef partial_o{placeholder, 0, 64, vk::Access::read};
   vk::BufferRef partial_ml = partial_o;
-  const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
   if (split) {
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
-    if (partial_o.range > caps.max_storage_buffer_range)
-      throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
-                                                      caps.max_storage_buffer_range, partial_o.range));
   }
   const vk::BufferRef page_table = p.layout == KvLayout::paged ? vk::ref(t.page_table, vk::Access::read)
                                                                : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
@@ -181,20 +216,6 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
   buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
 
-  TextCallInfo info;
-  info.variant = plan.variant->name;
-  info.reason = plan.reason;
-  info.warnings = plan.warnings;
-  info.splits = g.splits;
-  const uint32_t gqa = p.num_heads / p.num_kv_heads;
-  info.workgroups[0] = (p.seq_len + g.q_pos - 1) / g.q_pos;
-  info.workgroups[1] = p.num_kv_heads * (gqa / g.head_group);
-  info.workgroups[2] = p.batch * g.splits;
-  for (int i = 0; i < 3; ++i)
-    if (info.workgroups[i] > caps.max_workgroup_count[i])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
-                              caps.max_workgroup_count[i], info.workgroups[i]));
   const auto push_bytes = std::as_bytes(std::span(&push, 1));
   if (t.indirect.valid()) {
     // Splits that an indirect count leaves out must read as empty in the reduce.
@@ -205,19 +226,10 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   }
 
   if (split) {
-    std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
-    rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
-    // A power of two (for the max tree) up to 256; Vulkan guarantees 128
-    // invocations, which covers D/4 <= 128 columns.
-    uint32_t wg = 1;
-    while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
-    rspec[TEXT_SC_WG_SIZE] = wg;
-    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
-    const vk::Pipeline& reduce = rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
     buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
     buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::read};
     buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::read};
-    rec.dispatch(reduce, buffers, push_bytes, p.seq_len * p.num_heads, p.batch, 1);
+    rec.dispatch(*reduce, buffers, push_bytes, static_cast<uint32_t>(reduce_groups), p.batch, 1);
   }
   return info;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "vkattn/error.hpp"
@@ -29,9 +30,12 @@ void check_tensor(const char* name, const Tensor& t, const Shape& want, bool flo
   if (!t.contiguous() && t.shape().size() != want.size())
     bad(fmt::format("{}: expected a strided tensor of rank {}, got shape {}", name, want.size(),
                     shape_to_string(t.shape())));
-  uint64_t furthest = 0;  // element index of the last element, through the strides
   const Shape strides = t.contiguous() ? Tensor::contiguous_strides(want) : t.strides();
-  for (size_t i = 0; i < want.size(); ++i) furthest += (want[i] - 1) * strides[i];
+  const uint64_t furthest = furthest_element(want, strides);
+  // The kernels index elements in 32 bits.
+  if (furthest >= UINT32_MAX)
+    throw Error(ErrorKind::unsupported, fmt::format("{}: expected element indices below 2^32 - 1, got {}", name,
+                                                    furthest));
   const uint64_t need = dtype_storage_bytes(t.dtype(), want.empty() ? 0 : furthest + 1);
   if (t.bytes() < need) bad(fmt::format("{}: expected at least {} bytes, got {}", name, need, t.bytes()));
   if (t.bytes() > caps.max_storage_buffer_range)
@@ -72,7 +76,11 @@ void validate_params(const TextAttentionParams& p) {
   if (p.kv_capacity == 0)
     bad(fmt::format("kv_capacity: expected >= 1 ({}), got 0",
                     p.layout == KvLayout::paged ? "the page size" : "cache slots per sequence"));
-  for (uint32_t b = 0; b < p.batch; ++b) {
+  // One pass per distinct value, not per sequence: with one value each, the
+  // loop is one step however large the batch (validation time is bounded by
+  // the data the caller passed, never by a number).
+  const size_t distinct = std::max({p.kv_len.size(), p.start_pos.size(), p.kv_start.size()});
+  for (uint32_t b = 0; b < distinct; ++b) {
     const uint64_t len = p.kv_len_of(b), start = p.kv_start_of(b);
     if (p.start_pos_of(b) + uint64_t(p.seq_len) >= (1ull << 31))
       bad(fmt::format("start_pos: expected start_pos + seq_len < 2^31, got {} for sequence {}", p.start_pos_of(b), b));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/checked_size.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::vision {
@@ -23,6 +24,10 @@ void check_tensor(const char* name, const Tensor& t, const Shape& want, const De
                     to_string(t.dtype())));
   if (t.shape() != want)
     bad(fmt::format("{}: expected shape {}, got {}", name, shape_to_string(want), shape_to_string(t.shape())));
+  // These kernels address rows as packed: a strided view would be read as contiguous.
+  if (!t.contiguous())
+    bad(fmt::format("{}: expected a contiguous tensor (strides {}), got strides {}", name,
+                    shape_to_string(Tensor::contiguous_strides(want)), shape_to_string(t.strides())));
   const uint64_t need = dtype_storage_bytes(t.dtype(), element_count(want));
   if (t.bytes() < need) bad(fmt::format("{}: expected at least {} bytes, got {}", name, need, t.bytes()));
   if (t.bytes() > caps.max_storage_buffer_range)
@@ -38,7 +43,8 @@ void validate(const VisionAttentionParams& p, const VisionAttentionTensors& t, c
     bad(fmt::format("head_dim: expected a multiple of 8 in [8, 256], got {}", p.head_dim));
   if (p.scale && !std::isfinite(*p.scale)) bad(fmt::format("scale: expected a finite number, got {}", *p.scale));
   // Row and word indices are 32-bit in the kernels.
-  const uint64_t elems = uint64_t(p.patches) * p.num_heads * p.head_dim;
+  const uint64_t elems = checked_mul(checked_mul(p.patches, p.num_heads, "patches x heads"), p.head_dim,
+                                    "patches x heads x head_dim");
   if (elems >= (1ull << 32))
     bad(fmt::format("patches: expected patches x heads x head_dim < 2^32, got {}", elems));
   const Shape shape = p.layout == VisionLayout::phd ? Shape{p.patches, p.num_heads, p.head_dim}
@@ -70,7 +76,8 @@ void validate(const PosEmbedParams& p, const PosEmbedTensors& t, const DeviceCap
   check_tensor("table", t.table, {2, p.pos_size, p.hidden_size}, caps, t.hidden.dtype());
   if (t.hidden.dtype() == DType::f16 && p.hidden_size % 2 != 0)
     bad(fmt::format("hidden_size: expected an even size for f16 (two per 32-bit word), got {}", p.hidden_size));
-  if (uint64_t(p.patches) * p.hidden_size >= (1ull << 32) || 2ull * p.pos_size * p.hidden_size >= (1ull << 32))
+  if (checked_mul(p.patches, p.hidden_size, "patches x hidden") >= (1ull << 32) ||
+      checked_mul(2ull * p.pos_size, p.hidden_size, "2 x pos_size x hidden") >= (1ull << 32))
     bad("hidden_size: expected patches x hidden and 2 x pos_size x hidden < 2^32");
 }
 

@@ -1,0 +1,54 @@
+# GoogleTest suites, the README's example and the package test, all under CTest.
+find_package(GTest REQUIRED)
+enable_testing()
+include(GoogleTest)
+
+# Data files the tests read, copied next to the test binary so that a build
+# folder runs from any directory and on other machines.
+file(GLOB VKATTN_CAPS_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/caps/*.json)
+foreach(f ${VKATTN_CAPS_FILES})
+  get_filename_component(name ${f} NAME)
+  configure_file(${f} ${PROJECT_BINARY_DIR}/caps/${name} COPYONLY)
+endforeach()
+
+file(GLOB VKATTN_TEST_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/*.cpp)
+add_executable(vkattn_tests ${VKATTN_TEST_SOURCES})
+target_include_directories(vkattn_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+# The embedding tests drive Vulkan directly, as a host runtime would: they link the loader.
+target_link_libraries(vkattn_tests PRIVATE vkattn_testkit Vulkan::Vulkan GTest::gtest GTest::gtest_main
+                                           ${VKATTN_STATIC_RUNTIME})
+add_dependencies(vkattn_tests vkattn_cli)
+gtest_discover_tests(vkattn_tests DISCOVERY_TIMEOUT 60 PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+
+# The README's library example, compiled against the library as a user would
+# (static or shared) and run as a test.
+add_executable(vkattn_example_decode ${PROJECT_SOURCE_DIR}/examples/decode_step.cpp)
+target_link_libraries(vkattn_example_decode PRIVATE vkattn::vkattn)
+add_test(NAME example_decode_step COMMAND vkattn_example_decode)
+set_tests_properties(example_decode_step PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+
+# Install into a temporary prefix and use the package from outside (find_package, pkg-config).
+if(VKATTN_INSTALL)
+  add_test(NAME package_install
+           COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+                   -DWORK_DIR=${PROJECT_BINARY_DIR}/package-test -DCXX=${CMAKE_CXX_COMPILER}
+                   -DSHARED=${BUILD_SHARED_LIBS} -DSOVERSION=${VKATTN_SOVERSION}
+                   -P ${PROJECT_SOURCE_DIR}/cmake/PackageTest.cmake)
+  set_tests_properties(package_install PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+endif()
+
+# The C API driven by a program written in C, judged by the float64 oracle
+# (through a small C-callable shim), linked against the library as users link it.
+enable_language(C)
+add_library(vkattn_c_oracle STATIC ${PROJECT_SOURCE_DIR}/tests/c_api/c_oracle.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/text_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/vision_reference.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/audio_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/tolerance.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/parallel.cpp)
+target_include_directories(vkattn_c_oracle PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(vkattn_c_oracle PUBLIC vkattn::vkattn PRIVATE fmt::fmt-header-only Threads::Threads)
+add_executable(vkattn_c_api_test ${PROJECT_SOURCE_DIR}/tests/c_api/c_api_test.c)
+set_target_properties(vkattn_c_api_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+target_compile_options(vkattn_c_api_test PRIVATE -Wall -Wextra -Werror)
+target_link_libraries(vkattn_c_api_test PRIVATE vkattn_c_oracle)
+add_test(NAME c_api COMMAND vkattn_c_api_test)
+set_tests_properties(c_api PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")

@@ -1,0 +1,123 @@
+"""The vkattn Python module on NumPy arrays, each op compared with a float64
+NumPy computation of its documented definition (include/vkattn/*.hpp)."""
+import math
+import unittest
+
+import numpy as np
+
+import vkattn
+
+F32_TOL = 2e-5  # the library's f32 tolerance (src/reference/tolerance.cpp)
+F16_TOL = 2e-3
+
+
+def rel_err(got, want):
+    return float(np.max(np.abs(got.astype(np.float64) - want)) / max(np.max(np.abs(want)), 1e-30))
+
+
+def softmax_rows(s):
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def text_reference(q, k, v, start_pos, causal):
+    """q [B, S, H, D], k/v [B, L, Hkv, D] (contiguous, keys at positions 0..L-1)."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    b, s, h, d = q.shape
+    group = h // k.shape[2]
+    k = np.repeat(k, group, axis=2)
+    v = np.repeat(v, group, axis=2)
+    scores = np.einsum("bshd,blhd->bhsl", q, k) / math.sqrt(d)
+    if causal:
+        q_pos = start_pos + np.arange(s)[:, None]
+        scores = np.where(np.arange(k.shape[1])[None, :] > q_pos, -np.inf, scores)
+    return np.einsum("bhsl,blhd->bshd", softmax_rows(scores), v)
+
+
+class Module(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctx = vkattn.Context()  # $VKATTN_DEVICE and $VKATTN_VALIDATION, as the other tests
+        cls.rng = np.random.default_rng(7)
+
+    def randn(self, *shape, scale=1.0):
+        return (scale * self.rng.standard_normal(shape)).astype(np.float32)
+
+    def test_version_and_devices(self):
+        self.assertRegex(vkattn.__version__, r"^\d+\.\d+\.\d+$")
+        devices = vkattn.devices()
+        self.assertGreaterEqual(len(devices), 1)
+        self.assertIn("subgroup_size", devices[0])
+        self.assertEqual(self.ctx.device["name"] in [d["name"] for d in devices], True)
+
+    def test_text_attention_f32_causal_prefill(self):
+        q, k, v = self.randn(2, 5, 8, 64, scale=2.0), self.randn(2, 24, 2, 64, scale=2.0), self.randn(2, 24, 2, 64)
+        got = self.ctx.text_attention(q, k, v, causal=True)  # the queries are the last 5 positions
+        self.assertEqual(got.dtype, np.float32)
+        self.assertEqual(got.shape, q.shape)
+        self.assertLess(rel_err(got, text_reference(q, k, v, 19, True)), F32_TOL)
+
+    def test_text_attention_f16_and_bf16_decode(self):
+        q, k, v = self.randn(1, 1, 4, 32), self.randn(1, 40, 4, 32), self.randn(1, 40, 4, 32)
+        q16, k16, v16 = (x.astype(np.float16) for x in (q, k, v))
+        got = self.ctx.text_attention(q16, k16, v16)
+        self.assertEqual(got.dtype, np.float16)
+        want = text_reference(q16.astype(np.float32), k16.astype(np.float32), v16.astype(np.float32), 39, False)
+        self.assertLess(rel_err(got, want), F16_TOL)
+        # bfloat16 as the upper 16 bits of float32, in uint16 arrays.
+        bf16 = [(x.view(np.uint32) >> 16).astype(np.uint16) for x in (q, k, v)]
+        widened = [(x.astype(np.uint32) << 16).view(np.float32) for x in bf16]
+        got = self.ctx.text_attention(*bf16, out_dtype="f32")
+        self.assertLess(rel_err(got, text_reference(*widened, 39, False)), F16_TOL)
+
+    def test_vision_attention(self):
+        q, k, v = self.randn(48, 3, 16, scale=2.0), self.randn(48, 3, 16, scale=2.0), self.randn(48, 3, 16)
+        got = self.ctx.vision_attention(q, k, v, scale=0.5)
+        scores = np.einsum("phd,thd->hpt", q.astype(np.float64), k.astype(np.float64)) * 0.5
+        want = np.einsum("hpt,thd->phd", softmax_rows(scores), v.astype(np.float64))
+        self.assertLess(rel_err(got, want), F32_TOL)
+
+    def test_pos_embed_add(self):
+        hidden, table = self.randn(12, 8), self.randn(2, 5, 8)
+        got = self.ctx.pos_embed_add(hidden, table, patches_x=4)
+        p = np.arange(12)
+        want = hidden.astype(np.float64) + table[0, p % 4] + table[1, p // 4]
+        self.assertLess(rel_err(got, want), F32_TOL)
+
+    def test_audio_attention(self):
+        t, h, d, w, past = 20, 2, 16, 4, 4
+        q, k, v = self.randn(t, h, d), self.randn(t, h, d), self.randn(t, h, d)
+        scale, rel = self.randn(d), self.randn(past + 1, h, d)
+        got = self.ctx.audio_attention(q, k, v, scale, rel, chunk=w, max_past=past, logit_cap=0.0)
+        # include/vkattn/audio.hpp: z = q~.k~ + q~.R[t_k - t_q + P]; sees 0 <= t_q - t_k <= P - 1, no future.
+        qt = q.astype(np.float64) / math.sqrt(d) / math.log(2) * np.log1p(np.exp(scale.astype(np.float64)))
+        kt = k.astype(np.float64) * math.log1p(math.e) / math.log(2)
+        want = np.zeros((t, h, d))
+        for tq in range(t):
+            keys = [tk for tk in range(t) if 0 <= tq - tk <= past - 1]
+            z = np.stack([np.einsum("hd,hd->h", qt[tq], kt[tk]) +
+                          np.einsum("hd,hd->h", qt[tq], rel[tk - tq + past]) for tk in keys], axis=-1)
+            want[tq] = np.einsum("hk,khd->hd", softmax_rows(z), v[keys].astype(np.float64))
+        self.assertLess(rel_err(got, want), F32_TOL)
+
+    def test_plans_are_dicts(self):
+        plan = self.ctx.plan_text(kv_len=1024)
+        self.assertTrue(plan["variant"].startswith("decode_"))
+        self.assertTrue(any(c["variant"] == plan["variant"] for c in plan["candidates"]))
+        self.assertIn("variant", self.ctx.plan_vision(patches=256))
+
+    def test_errors_carry_the_library_message(self):
+        q, k = self.randn(1, 1, 3, 32), self.randn(1, 8, 2, 32)
+        with self.assertRaisesRegex(ValueError, r"num_heads: expected a positive multiple of num_kv_heads \(2\), got 3"):
+            self.ctx.text_attention(q, k, k)
+        with self.assertRaisesRegex(ValueError, r"q: expected float32, float16 or uint16"):
+            self.ctx.text_attention(q.astype(np.float64), k, k)
+        with self.assertRaisesRegex(ValueError, r"variant: expected"):
+            self.ctx.plan_text(variant="no_such_variant", strict=True)
+        with self.assertRaisesRegex(ValueError, r"device: expected"):
+            vkattn.Context(device="no-such-device-xyz")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,140 @@
+// The C API's ops and the "can this device run this call" queries.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "capi/capi_params.hpp"
+#include "capi/capi_support.hpp"
+#include "planner/text_planner.hpp"
+#include "planner/vision_planner.hpp"
+#include "vkattn/audio.hpp"
+#include "vkattn/text.hpp"
+#include "vkattn/vision.hpp"
+
+using vkattn::capi::guarded;
+using vkattn::capi::require;
+
+namespace {
+// Every op's handles and structs are required.
+void require_op(const void* rec, const void* params, const void* tensors) {
+  require(rec, "rec");
+  require(params, "params");
+  require(tensors, "tensors");
+}
+}  // namespace
+using vkattn::capi::tensor_of;
+
+namespace vkattn::capi {
+namespace {
+
+void fill_info(vkattn_call_info* info, const std::string& variant, const std::string& reason) {
+  if (!info) return;
+  *info = {};
+  copy_text(info->variant, sizeof info->variant, variant);
+  copy_text(info->reason, sizeof info->reason, reason);
+}
+
+void write_json(const std::string& json, char* out, size_t capacity, size_t* length) {
+  require(length, "length");
+  if (capacity) require(out, "json");
+  *length = json.size();
+  copy_text(out, capacity, json);
+}
+
+}  // namespace
+}  // namespace vkattn::capi
+
+using namespace vkattn;
+
+extern "C" {
+
+vkattn_status vkattn_text_attention(vkattn_recorder rec, const vkattn_text_params* params,
+                                    const vkattn_text_tensors* tensors, const vkattn_plan_options* options,
+                                    vkattn_call_info* info) {
+  return guarded([&] {
+    require_op(rec, params, tensors);
+    TextAttentionTensors t;
+    t.q = tensor_of(tensors->q);
+    t.k = tensor_of(tensors->k);
+    t.v = tensor_of(tensors->v);
+    t.out = tensor_of(tensors->out);
+    t.page_table = tensor_of(tensors->page_table);
+    t.kv_len = tensor_of(tensors->kv_len);
+    t.start_pos = tensor_of(tensors->start_pos);
+    t.kv_start = tensor_of(tensors->kv_start);
+    t.indirect = tensor_of(tensors->indirect);
+    const auto r = text_attention(*rec->recorder, capi::text_params_of(*params), t, capi::plan_options_of(options));
+    capi::fill_info(info, r.variant, r.reason);
+    if (info) {
+      std::copy(std::begin(r.workgroups), std::end(r.workgroups), info->workgroups);
+      info->splits = r.splits;
+    }
+  });
+}
+
+vkattn_status vkattn_vision_attention(vkattn_recorder rec, const vkattn_vision_params* params,
+                                      const vkattn_vision_tensors* tensors, const vkattn_plan_options* options,
+                                      vkattn_call_info* info) {
+  return guarded([&] {
+    require_op(rec, params, tensors);
+    const VisionAttentionTensors t{tensor_of(tensors->q), tensor_of(tensors->k), tensor_of(tensors->v),
+                                   tensor_of(tensors->out)};
+    const auto r =
+        vision_attention(*rec->recorder, capi::vision_params_of(*params), t, capi::plan_options_of(options));
+    capi::fill_info(info, r.variant, r.reason);
+  });
+}
+
+vkattn_status vkattn_pos_embed_add(vkattn_recorder rec, const vkattn_pos_embed_params* params,
+                                   const vkattn_pos_embed_tensors* tensors) {
+  return guarded([&] {
+    require_op(rec, params, tensors);
+    const PosEmbedParams p{params->patches, params->hidden_size, params->pos_size, params->patches_x};
+    pos_embed_add(*rec->recorder, p, {tensor_of(tensors->hidden), tensor_of(tensors->table)});
+  });
+}
+
+vkattn_audio_params vkattn_audio_params_default(void) {
+  const AudioAttentionParams d;
+  return {d.frames, d.num_heads,  d.head_dim,   d.chunk, d.max_past, d.max_future, d.logit_cap,
+          d.scale_keys, d.include_past_edge};
+}
+
+vkattn_status vkattn_audio_attention(vkattn_recorder rec, const vkattn_audio_params* params,
+                                     const vkattn_audio_tensors* tensors, const vkattn_plan_options* options,
+                                     vkattn_call_info* info) {
+  return guarded([&] {
+    require_op(rec, params, tensors);
+    const AudioAttentionParams p = capi::audio_params_of(*params);
+    const AudioAttentionTensors t{tensor_of(tensors->q),       tensor_of(tensors->k),       tensor_of(tensors->v),
+                                  tensor_of(tensors->per_dim_scale), tensor_of(tensors->rel_pos), tensor_of(tensors->out)};
+    const auto r = audio_attention(*rec->recorder, p, t, capi::plan_options_of(options));
+    capi::fill_info(info, r.variant, r.reason);
+  });
+}
+
+vkattn_status vkattn_plan_text(vkattn_context ctx, const vkattn_text_params* params, vkattn_dtype q, vkattn_dtype kv,
+                               const vkattn_plan_options* options, char* json, size_t capacity, size_t* length) {
+  return guarded([&] {
+    require(ctx, "ctx");
+    require(params, "params");
+    const auto shape =
+        planner::text_shape_of(capi::text_params_of(*params), static_cast<DType>(q), static_cast<DType>(kv));
+    const auto plan = planner::plan_text(ctx->context->caps(), shape, capi::plan_options_of(options));
+    capi::write_json(planner::plan_to_json(plan), json, capacity, length);
+  });
+}
+
+vkattn_status vkattn_plan_vision(vkattn_context ctx, const vkattn_vision_params* params, vkattn_dtype dtype,
+                                 const vkattn_plan_options* options, char* json, size_t capacity, size_t* length) {
+  return guarded([&] {
+    require(ctx, "ctx");
+    require(params, "params");
+    const VisionAttentionParams p = capi::vision_params_of(*params);
+    const planner::VisionShape shape{p.patches, p.num_heads, p.head_dim, static_cast<DType>(dtype), p.layout};
+    const auto plan = planner::plan_vision(ctx->context->caps(), shape, capi::plan_options_of(options));
+    capi::write_json(planner::plan_to_json(plan), json, capacity, length);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,247 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "check/bench_run.hpp"
+#include "check/text_work.hpp"
+#include "check/vision_cases.hpp"
+#include "reference/rounding.hpp"
+#include "reference/text_reference.hpp"
+#include "reference/tolerance.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/recorder.hpp"
+#include "vkattn/text.hpp"
+
+namespace vkattn::check {
+
+namespace {
+
+// Oracle work (multiply-adds) a case may spend on parity: within it every row
+// is checked; past it, blocks are sampled until it is spent (at least one).
+constexpr double kOracleBudget = 1.5e8;
+// Query rows per sampled block (the first and the last rows of a sequence).
+constexpr uint32_t kSampleRows = 4;
+// Share of device memory a case may use (the rest: the driver, pipelines, scratch).
+constexpr double kMemoryShare = 0.9;
+
+constexpr double kGiB = double(1ull << 30);
+
+uint64_t kv_rows(const TextAttentionParams& p) {
+  return p.layout == KvLayout::paged ? uint64_t(p.num_pages) * p.kv_capacity : uint64_t(p.batch) * p.kv_capacity;
+}
+
+double tensor_bytes(uint64_t elements, DType t) { return double(elements) * dtype_bits(t) / 8; }
+
+// Storage row of position `pos` of sequence b (data contract, docs/data-contract.md).
+uint64_t storage_row(const TextAttentionParams& p, const std::vector<uint32_t>& table, uint32_t b, uint32_t pos) {
+  switch (p.layout) {
+    case KvLayout::contiguous: return uint64_t(b) * p.kv_capacity + pos;
+    case KvLayout::ring: return uint64_t(b) * p.kv_capacity + pos % p.kv_capacity;
+    case KvLayout::paged:
+      return uint64_t(table[uint64_t(b) * p.max_pages + pos / p.kv_capacity]) * p.kv_capacity + pos % p.kv_capacity;
+  }
+  return 0;
+}
+
+// Output rows [row0, row0 + rows) of sequence b, for the query heads of KV head kvh.
+struct Block {
+  uint32_t b, kvh, row0, rows;
+  auto operator<=>(const Block&) const = default;
+};
+
+std::vector<Block> parity_blocks(const TextAttentionParams& p) {
+  const uint32_t group = p.num_heads / p.num_kv_heads;
+  auto cost = [&](const Block& k) {
+    return 2.0 * k.rows * group * p.head_dim * std::max<double>(1.0, std::min<double>(p.kv_len_of(k.b), p.window ? p.window : UINT32_MAX));
+  };
+  std::vector<Block> all;
+  for (uint32_t b = 0; b < p.batch; ++b)
+    for (uint32_t h = 0; h < p.num_kv_heads; ++h) all.push_back({b, h, 0, p.seq_len});
+  double total = 0.0;
+  for (const auto& k : all) total += cost(k);
+  if (total <= kOracleBudget) return all;
+  // Sample: the last and first sequences and KV heads, the last and first rows.
+  const uint32_t rows = std::min(p.seq_len, kSampleRows);
+  std::vector<Block> sample;
+  double spent = 0.0;
+  for (uint32_t b : {p.batch - 1, 0u})
+    for (uint32_t h : {0u, p.num_kv_heads - 1})
+      for (uint32_t row0 : {p.seq_len - rows, 0u}) {
+        const Block k{b, h, row0, rows};
+        if (std::find(sample.begin(), sample.end(), k) != sample.end()) continue;
+        if (!sample.empty() && spent + cost(k) > kOracleBudget) continue;
+        sample.push_back(k);
+        spent += cost(k);
+      }
+  return sample;
+}
+
+}  // namespace
+
+void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, const std::vector<float>& got,
+                       reference::Tolerance tol, BenchRecord& r) {
+  const TextAttentionParams& p = c.params;
+  const uint32_t group = p.num_heads / p.num_kv_heads, D = p.head_dim;
+  r.tolerance = tol.abs_rel;
+  r.total_rows = uint64_t(p.batch) * p.seq_len * p.num_heads;
+  for (const Block& k : parity_blocks(p)) {
+    TextAttentionParams s = p;
+    s.batch = 1;
+    s.seq_len = k.rows;
+    s.num_heads = group;
+    s.num_kv_heads = 1;
+    s.layout = KvLayout::contiguous;
+    const uint32_t start = p.kv_start_of(k.b), len = p.kv_len_of(k.b);
+    s.kv_start = {start};
+    s.kv_len = {len};
+    s.kv_capacity = start + len;
+    s.start_pos = {p.start_pos_of(k.b) + k.row0};
+    s.num_pages = s.max_pages = 0;
+    std::vector<float> q(uint64_t(k.rows) * group * D), keys(uint64_t(s.kv_capacity) * D), values(keys.size());
+    std::vector<float> mine(q.size());
+    for (uint32_t row = 0; row < k.rows; ++row)
+      for (uint32_t g = 0; g < group; ++g)
+        for (uint32_t d = 0; d < D; ++d) {
+          const uint64_t full = ((uint64_t(k.b) * p.seq_len + k.row0 + row) * p.num_heads + k.kvh * group + g) * D + d;
+          const uint64_t sub = (uint64_t(row) * group + g) * D + d;
+          q[sub] = pattern_value(kBenchSeedQ, static_cast<uint32_t>(full));
+          mine[sub] = got[full];
+        }
+    for (uint32_t pos = start; pos < start + len; ++pos) {
+      const uint64_t base = (storage_row(p, table, k.b, pos) * p.num_kv_heads + k.kvh) * D;
+      for (uint32_t d = 0; d < D; ++d) {
+        keys[uint64_t(pos) * D + d] = pattern_value(kBenchSeedK, static_cast<uint32_t>(base + d));
+        values[uint64_t(pos) * D + d] = pattern_value(kBenchSeedV, static_cast<uint32_t>(base + d));
+      }
+    }
+    const auto want = reference::text_attention(s, q, keys, values);
+    const auto cmp = reference::compare(mine, want, tol);
+    r.rel_err = std::max(r.rel_err, cmp.rel_err);
+    r.parity_passed = r.parity_passed && cmp.passed;
+    r.checked_rows += uint64_t(k.rows) * group;
+  }
+  if (!r.parity_passed) {
+    r.status = BenchStatus::failed;
+    r.reason = fmt::format("parity: max relative error {:.2e} above the tolerance {:.1e}", r.rel_err, tol.abs_rel);
+  }
+}
+
+void time_bench_call(Context& ctx, const std::function<void(Recorder&, uint32_t)>& record,
+                     const BenchRunOptions& options, BenchRecord& r) {
+  Recorder first(ctx);
+  record(first, 0);
+  const auto start = std::chrono::steady_clock::now();
+  first.run();
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!ctx.caps().timestamps) {
+    r.status = BenchStatus::skipped;
+    r.reason = "the device has no compute timestamps";
+  } else if (first_ms > options.max_run_ms) {
+    r.status = BenchStatus::skipped;
+    r.reason = fmt::format("one run took {:.0f} ms, above --max-run-ms {:.0f}", first_ms, options.max_run_ms);
+  } else {
+    r.timing = time_back_to_back(ctx, record, options.runs);
+  }
+}
+
+namespace {
+
+std::vector<uint32_t> page_table(const TextCase& c) {
+  const auto& p = c.params;
+  std::vector<uint32_t> pages(p.num_pages);
+  std::iota(pages.begin(), pages.end(), 0u);
+  std::mt19937 rng(c.seed);
+  if (c.scramble_pages) std::shuffle(pages.begin(), pages.end(), rng);
+  std::vector<uint32_t> table(uint64_t(p.batch) * p.max_pages);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = pages[i % pages.size()];
+  return table;
+}
+
+}  // namespace
+
+std::string text_skip_reason(const DeviceCaps& caps, const TextCase& c) {
+  const auto& p = c.params;
+  const double kv = tensor_bytes(kv_rows(p) * p.num_kv_heads * p.head_dim, c.kv);
+  const uint64_t q_elems = uint64_t(p.batch) * p.seq_len * p.num_heads * p.head_dim;
+  const double q = tensor_bytes(q_elems, c.q), out = tensor_bytes(q_elems, c.out);
+  const bool range_binds = caps.max_storage_buffer_range <= caps.max_allocation_bytes;
+  const double limit = double(std::min(caps.max_storage_buffer_range, caps.max_allocation_bytes));
+  const char* limit_name = range_binds ? "max_storage_buffer_range" : "max_allocation_bytes";
+  const double largest = std::max({kv, q, out});
+  if (largest > limit)
+    return fmt::format("{} is {:.2f} GiB, above the device's {} ({:.2f} GiB)", largest == kv ? "K (and V)" : "Q or O",
+                       largest / kGiB, limit_name, limit / kGiB);
+  const double total = 2 * kv + q + out + 4.0 * p.batch * p.max_pages;
+  if (caps.device_local_bytes && total > kMemoryShare * double(caps.device_local_bytes))
+    return fmt::format("needs {:.2f} GiB of device memory, above {:.0f}% of the device's device_local_bytes ({:.2f} GiB)",
+                       total / kGiB, 100 * kMemoryShare, double(caps.device_local_bytes) / kGiB);
+  return "";
+}
+
+BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOptions& options) {
+  BenchRecord r;
+  const TextAttentionParams& p = c.params;
+  const TextWork work = text_work(p, c.q, c.kv, c.out);
+  r.bytes = work.bytes;
+  r.flops = work.flops;
+  r.reason = text_skip_reason(ctx.caps(), c);
+  if (!r.reason.empty()) {
+    r.status = BenchStatus::skipped;
+    return r;
+  }
+  const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
+  const Shape kv_shape = p.layout == KvLayout::paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                                                     : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+  TextAttentionTensors t;
+  t.q = ctx.tensor(c.q, q_shape);
+  t.k = ctx.tensor(c.kv, kv_shape);
+  t.v = ctx.tensor(c.kv, kv_shape);
+  t.out = ctx.tensor(c.out, q_shape);
+  std::vector<uint32_t> table;
+  if (p.layout == KvLayout::paged) {
+    table = page_table(c);
+    t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
+    ctx.upload(t.page_table, table);
+  }
+  // Input sets to rotate among while timing (check/timing.hpp), all filled
+  // alike; set 0's output is checked.
+  std::vector<TextAttentionTensors> sets{t};
+  for (uint32_t i = 1; i < rotation_sets(t.k.bytes() + t.v.bytes()); ++i) {
+    TextAttentionTensors copy = t;
+    copy.q = ctx.tensor(c.q, q_shape);
+    copy.k = ctx.tensor(c.kv, kv_shape);
+    copy.v = ctx.tensor(c.kv, kv_shape);
+    copy.out = ctx.tensor(c.out, q_shape);
+    sets.push_back(copy);
+  }
+  {
+    Recorder fill(ctx);
+    for (const auto& set : sets) {
+      record_fill(fill, set.q, kBenchSeedQ);
+      record_fill(fill, set.k, kBenchSeedK);
+      record_fill(fill, set.v, kBenchSeedV);
+    }
+    fill.run();
+  }
+  TextCase overridden = c;
+  overridden.variant = options.variant;
+  overridden.splits = options.splits;
+  overridden.tile_keys = options.tile_keys;
+  const PlanOptions plan = plan_options(overridden);
+  time_bench_call(ctx, [&](Recorder& rec, uint32_t i) {
+    r.variant = text_attention(rec, p, sets[i % sets.size()], plan).variant;
+  }, options, r);
+  std::vector<std::byte> out_bytes(t.out.bytes());
+  ctx.download(t.out, out_bytes);
+  check_text_parity(c, table, host::from_storage(c.out, out_bytes, t.out.elements()),
+                    reference::tolerance_for(c.q, c.kv, c.out), r);
+  return r;
+}
+
+}  // namespace vkattn::check

@@ -1,0 +1,69 @@
+// Geometry of decode_flash (text_decode_flash.comp): lane groups per key,
+// query heads per workgroup, keys in flight, and the split-KV grid.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/geometry_rules.hpp"
+#include "planner/text_planner.hpp"
+#include "shaders/text_attention_interface.h"
+
+namespace vkattn::planner {
+
+namespace {
+
+// Accumulator words (16 bytes each) a lane may hold across all its query
+// heads; past this, registers spill.
+constexpr uint32_t kMaxAccWordsPerLane = 8;
+// Workgroups per compute unit a split grid aims for: two resident at a time,
+// two waves, so the last wave's tail is short.
+constexpr uint32_t kWorkgroupsPerComputeUnit = 4;
+// Devices that do not report their compute units: keys per split.
+constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
+
+}  // namespace
+
+GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s, TextGeometry g) {
+  auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
+  if (!caps.subgroup_shuffle) return no("needs subgroup shuffles in compute shaders, device has none");
+  const uint32_t sg = caps.subgroup_size;
+  g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
+  if (sg == 0 || g.workgroup_size < sg) return no(fmt::format("needs a workgroup of at least one subgroup ({})", sg));
+  std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
+  if (!why.empty()) return no(why);
+
+  // One key row is split into 16-byte words over a power-of-two group of lanes.
+  const uint32_t elems_per_word = s.kv == DType::f32 ? 4 : 8;
+  const uint32_t row_words = s.head_dim / elems_per_word;
+  g.key_lanes = std::min(sg, ceil_pow2(row_words));
+  const uint32_t words_per_lane = (row_words + g.key_lanes - 1) / g.key_lanes;
+  if (words_per_lane > kMaxAccWordsPerLane)
+    return no(fmt::format("needs head_dim <= {} for subgroup size {}", kMaxAccWordsPerLane * elems_per_word * sg, sg));
+  const uint32_t gqa = s.num_heads / s.num_kv_heads;
+  g.head_group = largest_divisor_at_most(gqa, std::min(v.target_rows, kMaxAccWordsPerLane / words_per_lane));
+  // Shrink the head group, then the workgroup, until the merge fits.
+  auto merge_bytes = [&] { return uint32_t(TEXT_FLASH_SHARED_BYTES(g.workgroup_size / sg, g.head_group, s.head_dim)); };
+  while (merge_bytes() > caps.max_shared_memory_bytes && g.head_group > 1)
+    g.head_group = largest_divisor_at_most(gqa, g.head_group - 1);
+  while (merge_bytes() > caps.max_shared_memory_bytes && g.workgroup_size > sg) g.workgroup_size /= 2;
+  if (merge_bytes() > caps.max_shared_memory_bytes)
+    return no(fmt::format("needs {} bytes of shared memory to merge subgroups, device has {}", merge_bytes(),
+                          caps.max_shared_memory_bytes));
+  g.shared_bytes = merge_bytes();
+  g.tile_keys = v.max_tile_keys;
+  g.acc_chunks = words_per_lane;
+
+  // Split-KV grid: enough workgroups to fill the device for the longest length
+  // a replay may read, but no split shorter than one step of the workgroup.
+  const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
+  const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
+  const uint64_t by_length = (uint64_t(s.kv_len_max()) + step - 1) / step;
+  uint64_t wanted = caps.compute_units
+                        ? (uint64_t(kWorkgroupsPerComputeUnit) * caps.compute_units + base - 1) / base
+                        : (uint64_t(s.kv_len_max()) + kKeysPerSplitUnknownDevice - 1) / kKeysPerSplitUnknownDevice;
+  const uint64_t grid_cap = std::max<uint64_t>(1, caps.max_workgroup_count[2] / std::max(1u, s.batch));
+  g.splits = uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, grid_cap));
+  return {g, ""};
+}
+
+}  // namespace vkattn::planner

@@ -1,0 +1,259 @@
+#version 450
+// Flash-decoding at memory speed: K/V rows stream from memory in 16-byte words
+// straight into registers, every workgroup keeps many of them in flight, and
+// the query heads that share a KV head read each row once.
+//
+// Lanes: a group of KEY_LANES lanes of one subgroup owns one key at a time and
+// splits its row into 16-byte words (8 f16/bf16 or 4 f32 elements per word,
+// WORDS_PER_LANE words per lane). A workgroup holds KEY_GROUPS such groups and
+// walks its keys in steps of KEY_GROUPS x TILE_KEYS keys:
+//   step 1: every lane loads its words of TILE_KEYS K and V rows (all loads of
+//           the step are issued before any is used);
+//   step 2: partial dot products for the HEAD_GROUP query heads, summed across
+//           the key's lanes with a shuffle butterfly (every lane gets the sum);
+//   step 3: online softmax update per head (running max m, sum l, rescaled acc).
+// Then key groups merge: first inside a subgroup (shuffles), then across
+// subgroups (shared memory), and the result is written, or, with SPLIT, left
+// as a partial (m, l, acc) for text_split_reduce.comp.
+//
+// With SPLIT the visible key range is cut into num_splits chunks of whole
+// steps at run time, so a recording sized for a long cache replays correctly
+// (and without wasted reads) at any shorter length read from a GPU buffer:
+// splits past the end see no key and write an empty partial.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+
+#include "text_attention_interface.h"
+#include "text_common.glsl"
+
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;
+layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 256;
+layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
+layout(constant_id = TEXT_SC_TILE_KEYS) const uint TILE_KEYS = 4;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
+layout(constant_id = TEXT_SC_KEY_LANES) const uint KEY_LANES = 16;
+
+layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
+
+layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
+layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
+layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
+layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
+layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
+layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+
+const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word
+const uint ROW_WORDS = D / EPW;                                     // words per K/V row
+const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
+const uint GROUPS_PER_SG = SG / KEY_LANES;
+const uint KEY_GROUPS = WG / KEY_LANES;
+const uint NSG = WG / SG;
+const uint D4 = D / 4;
+const float NEG_INF = -1.0 / 0.0;
+
+shared vec4 merge_acc[TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)];
+shared vec2 merge_ml[NSG * HEAD_GROUP];
+
+#include "text_kv_addressing.glsl"
+#include "text_key_range.glsl"
+
+// Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
+void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
+  if (Q_TYPE == TEXT_DT_F32) {
+    lo = uintBitsToFloat(q_words[(row + e) / 4u]);
+    hi = EPW == 8 ? uintBitsToFloat(q_words[(row + e) / 4u + 1u]) : vec4(0.0);
+  } else {
+    unpack_words(Q_TYPE, q_words[(row + e) / 8u], lo, hi);
+  }
+}
+
+// Sum over the KEY_LANES lanes of this lane's key group; every lane gets it.
+float key_sum(float x) {
+  [[unroll]] for (uint o = KEY_LANES / 2; o > 0; o /= 2) x += subgroupShuffleXor(x, o);
+  return x;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint sg = gl_SubgroupID;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint key_lane = lane % KEY_LANES;
+  const uint group = sg * GROUPS_PER_SG + lane / KEY_LANES;
+  const uint gqa = pc.num_heads / pc.num_kv_heads;
+  const uint groups_per_kv = gqa / HEAD_GROUP;
+  const uint kvh = gl_WorkGroupID.y / groups_per_kv;
+  const uint head0 = kvh * gqa + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
+  const uint b = gl_WorkGroupID.z / pc.num_splits;
+  const uint split = gl_WorkGroupID.z % pc.num_splits;
+  if (b >= pc.batch || gl_WorkGroupID.x >= pc.seq_len || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
+  const uint qi = gl_WorkGroupID.x;
+
+  // The visible keys [lo, hi) of this query and of this split, whole steps each.
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
+  const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
+  const uint qpos = text_query_pos(start_pos, qi);
+  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, LAYOUT,
+                               pc.capacity, pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, KEY_GROUPS * TILE_KEYS);
+  const uint lo = range.x, hi = range.y;
+
+  // Q words of every head, pre-scaled.
+  vec4 qa[HEAD_GROUP][WORDS_PER_LANE], qb[HEAD_GROUP][WORDS_PER_LANE];
+  [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+    const uint row = q_row_elem(b, qi, head0 + g);
+    [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+      const uint c = key_lane + w * KEY_LANES;
+      vec4 x = vec4(0.0), y = vec4(0.0);
+      if (c < ROW_WORDS) load_q(row, c * EPW, x, y);
+      qa[g][w] = x * pc.scale;
+      qb[g][w] = y * pc.scale;
+    }
+  }
+
+  float m[HEAD_GROUP], l[HEAD_GROUP];
+  vec4 acca[HEAD_GROUP][WORDS_PER_LANE], accb[HEAD_GROUP][WORDS_PER_LANE];
+  [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+    m[g] = NEG_INF;
+    l[g] = 0.0;
+    [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+      acca[g][w] = vec4(0.0);
+      accb[g][w] = vec4(0.0);
+    }
+  }
+
+  // Step starts advance while keys remain (j0 + a whole step could pass 2^32).
+  for (uint j0 = lo; j0 < hi; j0 += min(KEY_GROUPS * TILE_KEYS, hi - j0)) {
+    // Step 1: every load of the step in flight together.
+    uvec4 kw[TILE_KEYS][WORDS_PER_LANE], vw[TILE_KEYS][WORDS_PER_LANE];
+    bool ok[TILE_KEYS];
+    [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
+      const uint j = group + u * KEY_GROUPS;  // key offset inside the step
+      uint outer = 0u, inner = 0u;
+      ok[u] = j < hi - j0 && kv_coords(b, kv_start + j0 + j, outer, inner);
+      const uint kbase = ok[u] ? k_row_elem(outer, inner, kvh) / EPW : 0u;
+      const uint vbase = ok[u] ? v_row_elem(outer, inner, kvh) / EPW : 0u;
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+        const uint c = key_lane + w * KEY_LANES;
+        const bool in_row = ok[u] && c < ROW_WORDS;
+        kw[u][w] = in_row ? k_words[kbase + c] : uvec4(0u);
+        vw[u][w] = in_row ? v_words[vbase + c] : uvec4(0u);
+      }
+    }
+    // Step 2: scores of every head for the step's keys.
+    float s[HEAD_GROUP][TILE_KEYS];
+    [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
+      vec4 klo[WORDS_PER_LANE], khi[WORDS_PER_LANE];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(KV_TYPE, kw[u][w], klo[w], khi[w]);
+      [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+        float d = 0.0;
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+          d += dot(qa[g][w], klo[w]);
+          if (EPW == 8) d += dot(qb[g][w], khi[w]);
+        }
+        s[g][u] = d;
+      }
+    }
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g)
+      [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
+        float sc = key_sum(s[g][u]);
+        if (pc.softcap > 0.0) sc = pc.softcap * tanh(sc / pc.softcap);
+        s[g][u] = ok[u] ? sc : NEG_INF;
+      }
+    // Step 3: online softmax per head.
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+      float m_new = m[g];
+      [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) m_new = max(m_new, s[g][u]);
+      if (m_new == NEG_INF) continue;  // no visible key yet (uniform in the key group); NaN scores flow on
+      const float alpha = exp(m[g] - m_new);
+      l[g] *= alpha;
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+        acca[g][w] *= alpha;
+        accb[g][w] *= alpha;
+      }
+      m[g] = m_new;
+    }
+    [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
+      vec4 vlo[WORDS_PER_LANE], vhi[WORDS_PER_LANE];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(KV_TYPE, vw[u][w], vlo[w], vhi[w]);
+      [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+        const float p = text_softmax_weight(s[g][u], m[g]);
+        l[g] += p;
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+          acca[g][w] += p * vlo[w];
+          if (EPW == 8) accb[g][w] += p * vhi[w];
+        }
+      }
+    }
+  }
+
+  // Merge the key groups of each subgroup: a butterfly over the lane bits above
+  // the key lanes, so the key group of lanes 0..KEY_LANES-1 ends with the sum.
+  [[unroll]] for (uint o = KEY_LANES; o < SG; o *= 2) {
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+      const float mo = subgroupShuffleXor(m[g], o);
+      const float lo_ = subgroupShuffleXor(l[g], o);
+      const float mm = max(m[g], mo);
+      const float wa = text_partial_empty(m[g], l[g]) ? 0.0 : exp(m[g] - mm);
+      const float wb = text_partial_empty(mo, lo_) ? 0.0 : exp(mo - mm);
+      l[g] = l[g] * wa + lo_ * wb;
+      m[g] = mm;
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+        acca[g][w] = acca[g][w] * wa + subgroupShuffleXor(acca[g][w], o) * wb;
+        accb[g][w] = accb[g][w] * wa + subgroupShuffleXor(accb[g][w], o) * wb;
+      }
+    }
+  }
+  // Then the subgroups, through shared memory.
+  if (lane < KEY_LANES) {
+    [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
+      if (lane == 0u) merge_ml[sg * HEAD_GROUP + g] = vec2(m[g], l[g]);
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+        const uint c = key_lane + w * KEY_LANES;
+        if (c >= ROW_WORDS) continue;
+        const uint at = (sg * HEAD_GROUP + g) * D4 + c * (EPW / 4u);
+        merge_acc[at] = acca[g][w];
+        if (EPW == 8) merge_acc[at + 1u] = accb[g][w];
+      }
+    }
+  }
+  barrier();
+  for (uint e = tid; e < HEAD_GROUP * D4; e += WG) {
+    const uint g = e / D4, ci = e % D4;
+    float mm = NEG_INF;
+    for (uint s = 0; s < NSG; ++s) mm = max(mm, merge_ml[s * HEAD_GROUP + g].x);
+    float ll = 0.0;
+    vec4 o = vec4(0.0);
+    for (uint s = 0; s < NSG; ++s) {
+      const vec2 ml = merge_ml[s * HEAD_GROUP + g];
+      if (text_partial_empty(ml.x, ml.y)) continue;
+      const float wgt = exp(ml.x - mm);
+      ll += ml.y * wgt;
+      o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * wgt;
+    }
+    const uint h = head0 + g;
+    if (SPLIT != 0u) {
+      const uint row = ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
+      partial_o[row * D4 + ci] = o;
+      if (ci == 0u) partial_ml[row] = vec2(mm, ll);
+    } else {
+      o = text_normalise(o, ll);
+      const uint at = o_row_elem(b, qi, h) / 4u + ci;
+      const uvec4 w = pack_vec4(O_TYPE, o);
+      if (O_TYPE == TEXT_DT_F32) o_words4[at] = w;
+      else o_words2[at] = w.xy;
+    }
+  }
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The pure parts of the benchmark scripts (run by ctest when python3 is there):
+suite expansion agrees with vkattn's own (names and shapes of every shipped
+suite, through `vkattn bench --dry-run --json`), peer keys join the layouts of
+one shape, and join.py's ratio table on a fixture.
+
+usage: bench_py_test.py VKATTN_BINARY
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import join  # noqa: E402
+import suite  # noqa: E402
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+VKATTN = None
+SHAPE_FIELDS = ("family", "batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "layout", "page_size",
+                "window", "causal", "q_dtype", "kv_dtype", "out_dtype", "patches", "frames", "dtype", "probe")
+
+
+class SuiteExpansion(unittest.TestCase):
+    def test_every_shipped_suite_expands_as_vkattn_does(self):
+        suites = sorted(f for f in os.listdir(os.path.join(ROOT, "bench", "suites")) if f.endswith(".json"))
+        self.assertIn("decode.json", suites)
+        for name in suites:
+            path = os.path.join(ROOT, "bench", "suites", name)
+            mine = suite.load(path)
+            out = subprocess.run([VKATTN, "bench", "--suite", path, "--dry-run", "--json"], capture_output=True,
+                                 text=True, check=True).stdout
+            theirs = [json.loads(l) for l in out.splitlines() if l.startswith("{") and '"summary"' not in l]
+            self.assertEqual([c["case"] for c in mine], [c["case"] for c in theirs], name)
+            for m, t in zip(mine, theirs):
+                for f in SHAPE_FIELDS:
+                    if f in t:
+                        self.assertEqual(m.get(f), t[f], f"{name}: {t['case']}: {f}")
+
+    def test_grid_product_and_errors(self):
+        doc = {"defaults": {"heads": 8, "head_dim": 64},
+               "grids": [{"axes": {"batch": [1, 2], "l": [{"layout": "contiguous"},
+                                                           {"layout": "paged", "page_size": 32}]}}]}
+        names = [c["case"] for c in suite.expand(doc)]
+        self.assertEqual(names, ["decode B1 S1 H8/8 D64 L1 contiguous f16/f16",
+                                 "decode B1 S1 H8/8 D64 L1 paged ps32 f16/f16",
+                                 "decode B2 S1 H8/8 D64 L1 contiguous f16/f16",
+                                 "decode B2 S1 H8/8 D64 L1 paged ps32 f16/f16"])
+        with self.assertRaisesRegex(suite.SuiteError, r"cases\[0\].patches: does not apply to family text"):
+            suite.expand({"cases": [{"heads": 1, "head_dim": 8, "patches": 3}]})
+        with self.assertRaisesRegex(suite.SuiteError, "duplicate case name"):
+            suite.expand({"cases": [{"heads": 1, "head_dim": 8}, {"heads": 1, "head_dim": 8}]})
+
+    def test_peer_key_joins_layouts_and_query_dtypes(self):
+        rows = suite.load(os.path.join(FIXTURES, "bench_vk.jsonl"))
+        self.assertEqual(len(rows), 6)  # the summary row is dropped
+        self.assertEqual(suite.peer_key(rows[0]), suite.peer_key(rows[1]))  # contiguous and paged
+        self.assertNotEqual(suite.peer_key(rows[0]), suite.peer_key(rows[3]))
+        f32q = dict(rows[0], q_dtype="f32")
+        self.assertEqual(suite.peer_key(f32q), suite.peer_key(rows[0]))
+
+
+class Join(unittest.TestCase):
+    def test_ratio_table(self):
+        vk = suite.load(os.path.join(FIXTURES, "bench_vk.jsonl"))
+        peers = suite.load(os.path.join(FIXTURES, "bench_peer.jsonl"))
+        rows = join.join(vk, peers)
+        self.assertEqual(len(rows), 5)  # probes are not compared
+        by_case = {r["case"]: r for r in rows}
+        self.assertAlmostEqual(by_case["decode B1 S1 H32/8 D128 L4096 contiguous f16/f16"]["ratio"], 0.5)
+        self.assertAlmostEqual(by_case["decode B1 S1 H32/8 D128 L4096 paged ps16 f16/f16"]["ratio"], 0.25)
+        self.assertAlmostEqual(by_case["prefill B1 S2048 H32/8 D128 L2048 contiguous f16/f16"]["ratio"], 0.25)
+        self.assertAlmostEqual(by_case["vision P2304 H12 D64 phd f16"]["ratio"], 0.5)
+        md = join.markdown(rows)
+        self.assertIn("### decode", md)
+        self.assertIn("| decode B1 S1 H32/8 D128 L4096 contiguous f16/f16 | decode_a | 0.0200 | 1680 (37.5%) | "
+                      "0.0100 (cudnn) | 0.50 |", md)
+        self.assertIn("| decode B64 S1 H32/32 D256 L131072 contiguous f16/f16 | skipped: K (and V) is 128.00 GiB", md)
+        self.assertIn("decode: geometric mean of peer / vkattn over 2 cases: 0.35", md)
+        self.assertIn("| prefill B1 S2048 H32/8 D128 L2048 contiguous f16/f16 | prefill_b | 1.0000 | 51.5 (13.2%) | "
+                      "0.2500 (flash) | 0.25 |", md)
+        self.assertIn("### vision", md)
+
+
+if __name__ == "__main__":
+    VKATTN = sys.argv.pop(1)
+    unittest.main()
