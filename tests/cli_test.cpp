@@ -136,6 +136,21 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
   EXPECT_THAT(text.output, HasSubstr("chosen: " + j.at("variant").get<std::string>()));
 }
 
+// The tensor-core prefill on the H200, and the opt-in that lets f32 Q use it.
+TEST_F(Cli, PlanTensorCorePrefillForNvidia) {
+  const std::string base = "plan text --caps " + testing::caps_path("nvidia-h200.json") +
+                           " --seq-len 4096 --kv-len 4096 --heads 32 --kv-heads 8 --head-dim 128 --kv-dtype f16";
+  Result f16 = run(base + " --q-dtype f16");
+  ASSERT_EQ(f16.status, 0) << f16.output;
+  EXPECT_THAT(f16.output, HasSubstr("chosen: prefill_flash_coopmat_f16 (tensor_cores"));
+  Result f32 = run(base + " --q-dtype f32");
+  EXPECT_THAT(f32.output, HasSubstr("rounds f32 Q to f16; needs allow_reduced_precision"));
+  EXPECT_THAT(f32.output, ::testing::Not(HasSubstr("chosen: prefill_flash")));
+  Result allowed = run(base + " --q-dtype f32 --reduced-precision");
+  EXPECT_THAT(allowed.output, HasSubstr("chosen: prefill_flash_coopmat_f16kv"));
+  EXPECT_THAT(allowed.output, HasSubstr("Q rounded to f16 (allow_reduced_precision)"));
+}
+
 TEST_F(Cli, PlanStrictUnknownVariantFails) {
   Result r = run("plan text --caps " + testing::caps_path("lavapipe.json") + " --variant nosuch --strict");
   EXPECT_NE(r.status, 0);

@@ -13,6 +13,8 @@
 //   prefill_tiled_large  lavapipe, B1 S128 H8/8 D64
 //   prefill_tiled_small  lavapipe, B1 S128 H8/8 D128 (and D256)
 //   prefill_streaming    lavapipe D384 (past tiled_small's 256), 16 KiB device D256 (tiles do not fit)
+//   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256; f32 Q with allow_reduced_precision)
+//   prefill_flash_emulated override only: lavapipe, B1 S128 H8/2 D128 f16
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include <set>
 #include <string>
 
+#include "planner/fragment_geometry.hpp"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
@@ -417,6 +420,109 @@ TEST(PlannerRules, StreamingFallbackWhenSharedMemoryTooSmall) {
   EXPECT_THAT(candidate(d64, "prefill_tiled_large_f32").why, HasSubstr("needs 19264 bytes of shared memory"));
 }
 
+// ---- tensor-core prefill ------------------------------------------------------
+
+// Selects prefill_flash_coopmat: NVIDIA H200, Llama-3-8B prefill at S4096.
+TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
+  auto p = plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
+  EXPECT_THAT(p.reason, StartsWith("tensor_cores"));
+  EXPECT_EQ(p.variant->module, "flash_coopmat");
+  // 8 warps of 32 own 128 rows: the 4 GQA heads of a KV head x 32 positions;
+  // 16-key tiles are what 48 KiB holds next to 128 staged Q rows.
+  EXPECT_EQ(p.geometry.workgroup_size, 256u);
+  EXPECT_EQ(p.geometry.head_group, 4u);
+  EXPECT_EQ(p.geometry.q_pos, 32u);
+  EXPECT_EQ(p.geometry.tile_keys, 16u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
+  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 16));
+  EXPECT_LE(p.geometry.shared_bytes, 49152u);
+  EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
+}
+
+TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
+  // Most rows first (128, then 64), then the largest key tile that fits 48 KiB.
+  struct Want {
+    uint32_t d, rows, tk;
+  };
+  for (auto [d, rows, tk] : {Want{64, 128, 32}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 16},
+                             Want{256, 64, 16}}) {
+    auto p = plan_text(nvidia(), prefill(2048, 16, 16, d, DType::f16, DType::f16));
+    EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16") << d;
+    EXPECT_EQ(p.geometry.tile_keys, tk) << d;
+    EXPECT_EQ(p.geometry.head_group, 1u) << d;
+    EXPECT_EQ(p.geometry.q_pos, rows) << d;
+    EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
+  }
+  // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
+  // 8 bytes of state per key and 24 per query row.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
+}
+
+TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {
+  auto p = plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f32, DType::f16));
+  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16kv");
+  EXPECT_FALSE(candidate(p, "prefill_flash_coopmat_f16kv").eligible);
+  EXPECT_EQ(candidate(p, "prefill_flash_coopmat_f16kv").why, "rounds f32 Q to f16; needs allow_reduced_precision");
+  PlanOptions o;
+  o.allow_reduced_precision = true;
+  auto r = plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f32, DType::f16), o);
+  EXPECT_EQ(r.variant->name, "prefill_flash_coopmat_f16kv");
+  EXPECT_THAT(r.reason, HasSubstr("Q rounded to f16 (allow_reduced_precision)"));
+  EXPECT_TRUE(candidate(r, "prefill_flash_coopmat_f16kv").eligible);
+  // f16 inputs lose nothing: no opt-in needed.
+  EXPECT_FALSE(find_text_variant("prefill_flash_coopmat_f16")->reduced_precision);
+}
+
+TEST(PlannerFlash, Bf16AndF32KvStayOnTheScalarRows) {
+  EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::bf16, DType::bf16)).variant->name,
+            "prefill_tiled_small_bf16");
+  EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128)).variant->name, "prefill_tiled_small_f32");
+  for (const char* sfx : {"f32", "bf16kv", "bf16"}) {
+    EXPECT_EQ(find_text_variant(std::string("prefill_flash_coopmat_") + sfx), nullptr) << sfx;
+    EXPECT_EQ(find_text_variant(std::string("prefill_flash_emulated_") + sfx), nullptr) << sfx;
+  }
+}
+
+TEST(PlannerFlash, HeadDimMustBeAMultipleOf16) {
+  auto p = plan_text(nvidia(), prefill(512, 8, 8, 72, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16");
+  EXPECT_EQ(candidate(p, "prefill_flash_coopmat_f16").why, "needs head_dim a multiple of 16, got 72");
+}
+
+// Selects prefill_flash_emulated (by override only): lavapipe, D128.
+TEST(PlannerFlash, EmulatedRowsRunAnywhereByOverrideOnly) {
+  auto p = plan_text(lavapipe(), prefill(128, 8, 2, 128, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16");
+  EXPECT_EQ(candidate(p, "prefill_flash_coopmat_f16").why,
+            "needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+  EXPECT_TRUE(candidate(p, "prefill_flash_emulated_f16").eligible);
+  PlanOptions o;
+  o.variant = "prefill_flash_emulated_f16";
+  o.strict = true;
+  auto e = plan_text(lavapipe(), prefill(128, 8, 2, 128, DType::f16, DType::f16), o);
+  EXPECT_EQ(e.variant->module, "flash_coopmat_emulated");
+  EXPECT_EQ(e.geometry.tile_keys, 16u);  // 32 KiB of shared memory
+  EXPECT_EQ(e.geometry.required_subgroup_size, 0u);
+  EXPECT_EQ(e.geometry.head_group, 4u);
+  // D256 K/V buffers do not fit in 32 KiB.
+  Error err = expect_error([&] { plan_text(lavapipe(), prefill(128, 8, 2, 256, DType::f16, DType::f16), o); });
+  EXPECT_THAT(err.what(), HasSubstr("device has 32768"));
+}
+
+TEST(PlannerFlash, TileKeysOverride) {
+  PlanOptions o;
+  o.tile_keys = 16;
+  EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o).geometry.tile_keys, 16u);
+  o.tile_keys = 64;
+  Error big = expect_error([&] { plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o); });
+  EXPECT_EQ(big.kind(), ErrorKind::unsupported);
+  EXPECT_THAT(big.what(), HasSubstr("tile_keys"));
+  o.tile_keys = 8;
+  Error small = expect_error([&] { plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o); });
+  EXPECT_EQ(small.kind(), ErrorKind::invalid_argument);
+}
+
 TEST(PlannerRules, CandidatesAreTheRowsOfThePhaseAndDtypes) {
   auto p = plan_text(lavapipe(), decode(1, 8, 8, 64, 100, DType::f32, DType::f16));
   std::vector<std::string> want;
@@ -429,7 +535,7 @@ TEST(PlannerRules, CandidatesAreTheRowsOfThePhaseAndDtypes) {
     EXPECT_THAT(want[i], ::testing::EndsWith("_f16kv"));
   }
   auto q = plan_text(lavapipe(), prefill(100, 8, 8, 64, DType::f32, DType::f16));
-  ASSERT_EQ(q.candidates.size(), 3u);
+  ASSERT_EQ(q.candidates.size(), 5u);  // three scalar rows, two flash rows
   for (const auto& c : q.candidates) EXPECT_THAT(c.variant, StartsWith("prefill_"));
 }
 

@@ -31,8 +31,10 @@ struct PlanOptions {
   uint32_t splits = 0;      // KV splits of a split variant
   uint32_t tile_keys = 0;   // keys per step (shared tile, or per subgroup for online variants)
   // Precision policy: f32 inputs are computed at f32 precision unless this is
-  // set; then the planner may pick variants that round f32 Q/K/V to f16 (tensor
-  // cores, f16 shared tiles), and its explanation says so.
+  // set; then the planner may pick variants that round f32 Q/K/V to f16 (the
+  // tensor-core prefill rows prefill_flash_*_f16kv round Q once when loaded),
+  // and its explanation says so. Naming such a variant in `variant` or `path`
+  // is the same permission.
   bool allow_reduced_precision = false;
 };
 

@@ -229,6 +229,16 @@ void set_layout(TextCase& c, KvLayout layout) {
   }
 }
 
+// A causal batch on a paged cache whose per-sequence values and workgroup
+// counts all come from GPU buffers.
+TextCase from_gpu_buffers(TextCase c) {
+  c.params.causal = true;
+  c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
+  c.indirect = true;
+  set_layout(c, KvLayout::paged);
+  return c;
+}
+
 }  // namespace
 
 std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
@@ -340,22 +350,14 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     TextCase c = make(3, 5, 8, 2, 64, 40);
     c.params.kv_len = {40, 17, 29};
     c.params.start_pos = {35, 12, 24};
-    c.params.causal = true;
-    c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
-    c.indirect = true;
-    set_layout(c, KvLayout::paged);
-    add(c);
+    add(from_gpu_buffers(c));
   }
   {
     // Decode with per-sequence values from GPU buffers, paged, indirect dispatch.
     TextCase c = make(3, 1, 8, 2, 128, 300);
     c.params.kv_len = {300, 17, 129};
     c.params.start_pos = {299, 16, 128};
-    c.params.causal = true;
-    c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = true;
-    c.indirect = true;
-    set_layout(c, KvLayout::paged);
-    add(c);
+    add(from_gpu_buffers(c));
   }
   {
     // A long context through split-KV decode (no length caps).
@@ -366,6 +368,68 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     add(c);
   }
+  // 4. The flash_fragments engine (tensor cores, and their emulation that runs
+  //    anywhere), forced: head dims, GQA ratios, layouts, several key tiles with
+  //    a partial last one, masks, scoring, batches, GPU-side values, indirect.
+  //    The cases alternate f16 and f32 Q (which differ only in the Q load).
+  std::vector<std::pair<TextCase, std::string>> flash;
+  const uint32_t ratios_flash[] = {1, 4, 8};
+  for (size_t i = 0; i < std::size(dims); ++i) {
+    const uint32_t ratio = ratios_flash[i % 3];
+    TextCase c = make(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
+    c.params.causal = true;
+    c.params.start_pos = {full ? 400u : 33u};
+    c.logit_scale = 2.0f;
+    set_layout(c, layouts[i % 3]);
+    flash.push_back({c, fmt::format("D{} gqa{} causal {}", dims[i], ratio, to_string(layouts[i % 3]))});
+  }
+  {
+    TextCase c = make(1, 33, 4, 2, 64, 80);
+    c.params.causal = true;
+    c.params.start_pos = {47};
+    c.params.window = 21;
+    c.params.softcap = 30.0f;
+    c.params.scale = 0.2f;
+    c.logit_scale = 6.0f;
+    set_layout(c, KvLayout::paged);
+    flash.push_back({c, "window softcap scale paged"});
+    c.params.causal = false;
+    c.params.window = 0;
+    c.params.softcap = 0.0f;
+    set_layout(c, KvLayout::ring);
+    flash.push_back({c, "bidirectional ring"});
+  }
+  {
+    TextCase c = make(3, 21, 8, 2, 128, 60);
+    c.params.kv_len = {60, 25, 0};
+    c.params.kv_start = {3, 0, 0};
+    c.params.start_pos = {42, 4, 0};
+    flash.push_back({from_gpu_buffers(c), "batch gpu-lens indirect paged"});
+  }
+  {
+    // Rows that see no key: queries before every key.
+    TextCase c = make(1, 20, 2, 1, 96, 40);
+    c.params.causal = true;
+    c.params.start_pos = {0};
+    c.params.kv_start = {10};
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "masked rows"});
+  }
+  for (const char* family : {"prefill_flash_coopmat", "prefill_flash_emulated"}) {
+    for (size_t i = 0; i < flash.size(); ++i) {
+      TextCase c = flash[i].first;
+      const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
+      c.q = v->q;
+      c.kv = v->kv;
+      c.variant = v->name;
+      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
+                               c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
+      if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
+      c.name = fmt::format("{} {}", v->name, flash[i].second);
+      add(c);
+    }
+  }
+
   if (full) {
     // Model-sized shapes for the GPU.
     for (uint32_t L : {4096u, 32768u}) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
 #include "planner/selection_log.hpp"
@@ -40,6 +41,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   if (s.head_dim < v.min_head_dim) return no(fmt::format("needs head_dim >= {}, got {}", v.min_head_dim, s.head_dim));
   if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
     return no("needs subgroup arithmetic in compute shaders, device has none");
+  if (v.engine == Engine::flash_fragments) return fragment_geometry(v, caps, s);
 
   TextGeometry g;
   const uint32_t gqa = s.num_kv_heads ? s.num_heads / s.num_kv_heads : 1;
@@ -116,6 +118,8 @@ bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return t
 bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { return g.splits >= 2; }
 
 constexpr Rule kRules[] = {
+    {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
+     always},
     {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
@@ -157,7 +161,14 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("tile_keys: expected a power of two up to 64, got {}", o.tile_keys));
-    if (plan.variant->engine == Engine::registers_flash) {
+    if (plan.variant->engine == Engine::flash_fragments) {
+      if (o.tile_keys < 16)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
+      auto forced = fragment_geometry(*plan.variant, caps, s, o.tile_keys);
+      if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
+      g = *forced.geometry;
+    } else if (plan.variant->engine == Engine::registers_flash) {
       // Each lane holds the K and V words of every key of a step in registers.
       if (o.tile_keys * g.acc_chunks > kMaxFlashWordsInFlight)
         throw Error(ErrorKind::unsupported,
@@ -198,11 +209,18 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("num_heads: expected a positive multiple of num_kv_heads ({}), got {}", s.num_kv_heads,
                             s.num_heads));
+  // Rows that round f32 inputs to f16 are the planner's to pick only when the
+  // caller allows it; naming one as an override is that permission.
+  auto precision_bars = [&](const TextVariant& v) { return v.reduced_precision && !options.allow_reduced_precision; };
   TextPlan plan;
   for (const auto& v : text_variants()) {
     if (v.phase != s.phase() || v.q != s.q || v.kv != s.kv) continue;
     auto g = text_geometry(v, caps, s);
-    plan.candidates.push_back({v.name, g.geometry.has_value(), g.geometry ? "eligible" : g.reason});
+    std::string why = g.geometry ? "eligible" : g.reason;
+    if (g.geometry && v.reduced_precision)
+      why = options.allow_reduced_precision ? "eligible (rounds Q to f16: allow_reduced_precision is set)"
+                                            : "rounds f32 Q to f16; needs allow_reduced_precision";
+    plan.candidates.push_back({v.name, g.geometry.has_value() && !precision_bars(v), why});
   }
 
   const std::string forced = phase_override(options, s.phase());
@@ -245,12 +263,13 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
 
   for (const auto& rule : kRules) {
     const TextVariant* v = variant_of(rule.family, s);
-    if (!v || v->phase != s.phase()) continue;
+    if (!v || v->phase != s.phase() || precision_bars(*v)) continue;
     auto g = text_geometry(*v, caps, s);
     if (!g.geometry || !rule.applies(caps, s, *g.geometry)) continue;
     plan.variant = v;
     plan.geometry = *g.geometry;
     plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
     log_selection_once("text", v->name, plan.reason);
     return plan;
   }

@@ -14,6 +14,7 @@ struct Family {
   Engine engine;
   bool subgroup;  // subgroup arithmetic
   bool shuffle;   // subgroup shuffles
+  bool coopmat;   // VK_NV_cooperative_matrix
   uint32_t min_head_dim;
   uint32_t max_head_dim;
   uint32_t target_rows;
@@ -25,20 +26,23 @@ struct Family {
 constexpr Family kFamilies[] = {
     // For registers_online, rows caps the query heads per workgroup and tk is
     // the keys each subgroup loads per step; for registers_flash, tk is the
-    // keys each lane group loads per step.
-    // name                  phase           kind             engine                    sg     shfl   minD maxD rows tk  mintk wg
-    {"prefill_tiled_large",  Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, 8,   64,  32,  32, 16,   128},
-    {"prefill_tiled_small",  Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, 8,   256, 16,  32, 4,    128},
-    {"prefill_streaming",    Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, 8,   512, 1,   32, 1,    64},
-    {"decode_flash",         Phase::decode,  Kind::split,     Engine::registers_flash,  false, true,  8,   512, 8,   4,  1,    256},
-    {"decode_online_split",  Phase::decode,  Kind::split,     Engine::registers_online, true,  false, 8,   512, 8,   4,  4,    128},
-    {"decode_split",         Phase::decode,  Kind::split,     Engine::shared_tiles,     false, false, 8,   512, 16,  32, 4,    128},
-    {"decode_online",        Phase::decode,  Kind::streaming, Engine::registers_online, true,  false, 8,   512, 8,   4,  4,    128},
-    {"decode_subgroup",      Phase::decode,  Kind::streaming, Engine::shared_tiles,     true,  false, 8,   512, 16,  32, 4,    128},
+    // keys each lane group loads per step. For flash_fragments, rows and tk
+    // are the most the planner tries (fragment_geometry sizes them per device).
+    // name                    phase           kind             engine                    sg     shfl   coop   minD maxD rows tk  mintk wg
+    {"prefill_flash_coopmat",  Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, true,  16,  256, 128, 64, 16,   128},
+    {"prefill_flash_emulated", Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, false, 16,  256, 128, 64, 16,   128},
+    {"prefill_tiled_large",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   64,  32,  32, 16,   128},
+    {"prefill_tiled_small",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   256, 16,  32, 4,    128},
+    {"prefill_streaming",      Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 1,   32, 1,    64},
+    {"decode_flash",           Phase::decode,  Kind::split,     Engine::registers_flash,  false, true,  false, 8,   512, 8,   4,  1,    256},
+    {"decode_online_split",    Phase::decode,  Kind::split,     Engine::registers_online, true,  false, false, 8,   512, 8,   4,  4,    128},
+    {"decode_split",           Phase::decode,  Kind::split,     Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 4,    128},
+    {"decode_online",          Phase::decode,  Kind::streaming, Engine::registers_online, true,  false, false, 8,   512, 8,   4,  4,    128},
+    {"decode_subgroup",        Phase::decode,  Kind::streaming, Engine::shared_tiles,     true,  false, false, 8,   512, 16,  32, 4,    128},
     // Lanes across the head dimension without subgroup operations; doppler's
     // threshold: worth it from head dim 128.
-    {"decode_chunked",       Phase::decode,  Kind::streaming, Engine::registers_online, false, false, 128, 512, 8,   4,  4,    128},
-    {"decode_streaming",     Phase::decode,  Kind::streaming, Engine::shared_tiles,     false, false, 8,   512, 16,  32, 1,    64},
+    {"decode_chunked",         Phase::decode,  Kind::streaming, Engine::registers_online, false, false, false, 128, 512, 8,   4,  4,    128},
+    {"decode_streaming",       Phase::decode,  Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 1,    64},
 };
 
 struct DtypeCombo {
@@ -49,7 +53,14 @@ constexpr DtypeCombo kCombos[] = {
     {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
 };
 
+// Matrix fragments are f16: the flash engine takes f16 K/V, and Q in f16 or
+// f32 (rounded to f16 once, so reduced precision). bf16 stays on the scalar rows.
+bool takes(const Family& f, const DtypeCombo& c) {
+  return f.engine != Engine::flash_fragments || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
+}
+
 std::string module_of(const Family& f) {
+  if (f.engine == Engine::flash_fragments) return f.coopmat ? "flash_coopmat" : "flash_coopmat_emulated";
   if (f.engine == Engine::registers_flash) return "text_decode_flash";
   if (f.engine == Engine::registers_online) return f.subgroup ? "text_decode_online_subgroup" : "text_decode_online";
   return f.subgroup ? "text_attention_subgroup" : "text_attention";
@@ -67,9 +78,11 @@ const std::vector<TextVariant>& text_variants() {
     std::vector<TextVariant> t;
     for (const auto& f : kFamilies)
       for (const auto& c : kCombos)
-        t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
-                     c.kv, f.subgroup, f.shuffle, f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
-                     f.workgroup_size, module_of(f)});
+        if (takes(f, c))
+          t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
+                       c.kv, f.subgroup, f.shuffle, f.coopmat, f.engine == Engine::flash_fragments && c.q == DType::f32,
+                       f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
+                       f.workgroup_size, module_of(f)});
     return t;
   }();
   return table;

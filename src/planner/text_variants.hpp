@@ -15,6 +15,7 @@ namespace vkattn::planner {
 enum class Engine : uint8_t {
   shared_tiles,      // text_attention.comp: K/V tiles staged in shared memory
   registers_online,  // text_decode_online.comp: K/V streamed into registers, subgroup online softmax
+  flash_fragments,   // flash_coopmat.comp: 16x16 matrix fragments (tensor cores, or their plain-GLSL emulation)
   registers_flash,   // text_decode_flash.comp: 16-byte K/V words in registers, lane groups per key
 };
 
@@ -34,6 +35,8 @@ struct TextVariant {
   DType q, kv;               // accepted input dtypes (output follows Q unless asked)
   bool needs_subgroup_arithmetic;
   bool needs_subgroup_shuffle;
+  bool needs_cooperative_matrix;  // VK_NV_cooperative_matrix with f16 16x16x16 -> f32
+  bool reduced_precision;    // rounds f32 inputs to f16: chosen only with PlanOptions::allow_reduced_precision
   uint32_t min_head_dim;
   uint32_t max_head_dim;
   uint32_t target_rows;      // query rows (positions x GQA heads) per workgroup

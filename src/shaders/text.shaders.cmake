@@ -7,3 +7,8 @@ vkattn_shader(text_split_reduce src/shaders/text_split_reduce.comp)
 vkattn_shader(text_decode_online src/shaders/text_decode_online.comp)  # decode_chunked: no subgroup ops
 vkattn_shader(text_decode_online_subgroup src/shaders/text_decode_online.comp USE_SUBGROUP=1)
 vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_flash: needs subgroup shuffles
+# Tensor-core flash prefill: the GL_NV_cooperative_matrix build (created only
+# on devices with the extension) and the plain-GLSL fragment build of the same
+# source, which any device runs (CI checks the engine with it on lavapipe).
+vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
+vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)

@@ -1,0 +1,72 @@
+#include "planner/fragment_geometry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/geometry_rules.hpp"
+#include "shaders/flash_interface.h"
+
+namespace vkattn::planner {
+
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
+  const uint32_t row_words = d / 8 + FLASH_ROW_PAD_WORDS;
+  const uint32_t stage_words = 2 * tile_keys * row_words;
+  const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
+  const uint32_t score_words = rows * (tile_keys / 4 + FLASH_ROW_PAD_WORDS);
+  return (kv_region + score_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
+         rows * FLASH_ROW_STATE_BYTES;
+}
+
+namespace {
+
+uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
+  for (uint32_t d = std::min(n, rows); d > 1; --d)
+    if (n % d == 0 && rows % d == 0) return d;
+  return 1;
+}
+
+}  // namespace
+
+GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
+                                uint32_t tile_keys) {
+  auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
+  if (s.head_dim % FLASH_FRAG != 0)
+    return no(fmt::format("needs head_dim a multiple of {}, got {}", FLASH_FRAG, s.head_dim));
+  TextGeometry g;
+  if (v.needs_cooperative_matrix) {
+    if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
+      return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+    if (!caps.subgroup_basic) return no("needs subgroup barriers (basic subgroup operations), device has none");
+    // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
+    if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
+        (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))
+      return no(fmt::format("needs subgroups of {} invocations, device has {}", FLASH_WARP, caps.subgroup_size));
+    g.required_subgroup_size = caps.subgroup_size_control ? FLASH_WARP : 0;
+  }
+  // Most warps first (more query rows share each K/V tile), then the largest
+  // key tile that fits in shared memory.
+  const uint32_t max_rows = std::min(v.target_rows, floor_pow2(caps.max_workgroup_invocations) / FLASH_WARP * FLASH_FRAG);
+  for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
+    const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
+    for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
+      const uint32_t bytes = fragment_shared_bytes(rows, s.head_dim, tk);
+      if (tk <= wg && bytes <= caps.max_shared_memory_bytes) {
+        const uint32_t gqa = s.num_heads / std::max(1u, s.num_kv_heads);
+        g.head_group = largest_divisor_dividing(gqa, rows);
+        g.q_pos = rows / g.head_group;
+        g.tile_keys = tk;
+        g.workgroup_size = wg;
+        g.shared_bytes = bytes;
+        return {g, ""};
+      }
+      if (tile_keys) break;
+    }
+  }
+  const uint32_t tk = tile_keys ? tile_keys : v.min_tile_keys;
+  return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
+                        fragment_shared_bytes(FLASH_FRAG, s.head_dim, tk), s.head_dim, FLASH_FRAG, tk,
+                        caps.max_shared_memory_bytes));
+}
+
+}  // namespace vkattn::planner

@@ -1,0 +1,290 @@
+#version 450
+// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill: one
+// source, built twice. The default build takes its 16x16 fragments from
+// GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel takes them from
+// a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
+// tiling, masking, softmax and addressing below against the oracle.
+//
+// A workgroup of NW warps owns ROWS = NW x 16 = Q_POS x HEAD_GROUP query rows
+// that share one KV head (GQA heads together); warp w owns rows 16w .. 16w+15.
+// It walks the keys its rows can see (fully masked tiles are never visited) in
+// tiles of TK keys, double-buffered in shared memory: the global loads of tile
+// t+1 are issued into registers before the matrix work on tile t and land in
+// the other buffer after it, so one workgroup barrier per tile separates the
+// buffers. Within a tile a warp touches only its own rows' scores, P and
+// softmax state, so it synchronises with itself alone (warp_barrier) and the
+// warps overlap one another's matrix and softmax work.
+//   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
+//   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
+//   step 3: per row (two invocations, half the keys each), mask, scale,
+//           softcap, online softmax in f32; P as f16 over S; rescale alpha;
+//   step 4: O = diag(alpha) O + P V in f32 accumulators;
+//   step 5: one normalisation by the row sums, output written.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+
+#include "text_attention_interface.h"
+#include "flash_interface.h"
+#include "text_common.glsl"
+
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16
+layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
+layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
+layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
+layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F16;  // f32 or f16
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16 only
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F16;
+layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+
+layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
+
+layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
+layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf { uvec4 o_words[]; };
+layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
+layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
+layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
+layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+
+const uint ROWS = Q_POS * HEAD_GROUP;
+const uint D8 = D / 8;                             // words of one f16 row
+const uint D16 = D / FLASH_FRAG;                   // fragments across the head dim
+const uint TK16 = TK / FLASH_FRAG;                 // fragments across a key tile
+const uint ROW_WORDS = D8 + FLASH_ROW_PAD_WORDS;   // a staged Q/K/V row
+const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
+const uint Q_WORDS = ROWS * ROW_WORDS;
+const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
+const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16) overwrites its front
+const uint S_BASE = KV_REGION;
+const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
+const uint KV_CHUNKS = (TK * D8 + WG - 1) / WG;    // words of K (and of V) each invocation loads per tile
+const float NEG_INF = -1.0 / 0.0;
+
+shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
+shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
+shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
+shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
+shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
+shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
+
+#include "text_kv_addressing.glsl"
+#include "text_key_range.glsl"
+#ifdef FLASH_EMULATED
+#include "flash_fragment_emulated.glsl"
+#else
+#include "flash_fragment_coopmat.glsl"
+#endif
+
+// The next tile, in flight in registers while the current one is used.
+uvec4 k_next[KV_CHUNKS];
+uvec4 v_next[KV_CHUNKS];
+uint pos_next;
+
+void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
+  const uint tid = gl_LocalInvocationIndex;
+  [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
+    const uint i = tid + a * WG;
+    k_next[a] = uvec4(0);
+    v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
+    const uint j = t0 + i / D8;
+    uint outer, inner;
+    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
+      k_next[a] = k_words[k_row_elem(outer, inner, kvh) / 8 + i % D8];
+      v_next[a] = v_words[v_row_elem(outer, inner, kvh) / 8 + i % D8];
+    }
+  }
+  const uint j = t0 + tid;
+  uint outer, inner;
+  pos_next = tid < TK && j < j_hi && kv_coords(b, kv_start + j, outer, inner) ? kv_start + j : TEXT_INVALID_POS;
+}
+
+void put_tile(uint stage) {
+  const uint tid = gl_LocalInvocationIndex;
+  [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
+    const uint i = tid + a * WG;
+    if (i >= TK * D8) break;
+    const uint at = stage * STAGE_WORDS + (i / D8) * ROW_WORDS + i % D8;
+    tile_pool[at] = k_next[a];
+    tile_pool[at + TK * ROW_WORDS] = v_next[a];
+  }
+  if (tid < TK) key_pos[stage * TK + tid] = pos_next;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint warp = tid / FLASH_WARP;
+  const uint group_q = gl_WorkGroupID.x * Q_POS;
+  const uint groups_per_kv = (pc.num_heads / pc.num_kv_heads) / HEAD_GROUP;
+  const uint kvh = gl_WorkGroupID.y / groups_per_kv;
+  const uint head0 = kvh * (pc.num_heads / pc.num_kv_heads) + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
+  const uint b = gl_WorkGroupID.z;
+  // Indirect dispatches may ask for more workgroups than the call has.
+  if (b >= pc.batch || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
+
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
+  const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
+  const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
+
+  // Keys these rows can see at all (causal ends early, a window starts late;
+  // fully masked tiles are never visited), clamped to the cache.
+  const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
+  const uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q),
+                                     text_query_pos(start_pos, last_q), pc.window, causal, LAYOUT, pc.capacity,
+                                     pc.max_pages);
+  const uint j_lo = range.x, j_hi = range.y;
+  const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
+
+  // Step 1: Q rows to f16 (f32 Q is rounded here, once), then into fragments.
+  for (uint r = tid; r < ROWS; r += WG) {
+    const uint qi = group_q + r / HEAD_GROUP;
+    row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
+  }
+  for (uint i = tid; i < ROWS * D8; i += WG) {
+    const uint r = i / D8, w = i % D8;
+    const uint qi = group_q + r / HEAD_GROUP;
+    uvec4 word = uvec4(0);
+    if (qi < pc.seq_len) {
+      const uint elem = q_row_elem(b, qi, head0 + r % HEAD_GROUP);
+      if (Q_TYPE == TEXT_DT_F16) {
+        word = q_words[elem / 8 + w];
+      } else {
+        const vec4 lo = uintBitsToFloat(q_words[elem / 4 + 2 * w]);
+        const vec4 hi = uintBitsToFloat(q_words[elem / 4 + 2 * w + 1]);
+        word = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+      }
+    }
+    tile_pool[r * ROW_WORDS + w] = word;
+  }
+  barrier();
+  FragA q_frag[D16];
+  FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
+  const FragC row_of = frag_row_index(S_BASE);
+  FragC o_acc[D16];
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
+  barrier();  // Q is in fragments: its staging area takes the first tile
+
+  if (n_tiles > 0) {
+    fetch_tile(b, kvh, kv_start, j_lo, j_hi);
+    put_tile(0);
+  }
+  barrier();
+
+  const uint warp_s = S_BASE + warp * FLASH_FRAG * S_STRIDE;  // this warp's score rows
+  // The softmax row of this invocation (WG = ROWS x FLASH_ROW_LANES), its
+  // half of the keys, and that half's running max and sum.
+  const uint my_row = tid / FLASH_ROW_LANES, my_half = tid % FLASH_ROW_LANES;
+  const uint my_scores = S_BASE + my_row * S_STRIDE;
+  const uint my_qpos = row_pos[my_row];
+  float run_max = NEG_INF, run_sum = 0.0;
+  for (uint t = 0; t < n_tiles; ++t) {
+    const uint stage = t & 1u;
+    const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
+    if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
+
+    // Step 2: S = Q K^T for this warp's 16 rows.
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+      FragC s;
+      frag_fill(s, 0.0);
+      FRAG_UNROLL for (uint k = 0; k < D16; ++k) {
+        FragB kf;
+        frag_load_bt(kf, k_base + n * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
+        frag_mul_add(s, q_frag[k], kf);
+      }
+      frag_store_c(s, warp_s + n * (FLASH_FRAG / 4), S_STRIDE);
+    }
+    warp_barrier();
+
+    // Step 3: online softmax in f32. The two invocations of a row take half
+    // its keys each and hold them in registers, so once both halves' maxima are
+    // exchanged P (f16) may overwrite the score row.
+    float sc[HALF_TK];
+    float tile_max = NEG_INF;
+    [[unroll]] for (uint w = 0; w < HALF_TK / 4; ++w) {
+      const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
+      [[unroll]] for (uint e = 0; e < 4; ++e) {
+        float s = NEG_INF;
+        if (text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window, causal)) {
+          s = raw[e] * pc.scale;
+          if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
+        }
+        sc[4 * w + e] = s;
+        tile_max = max(tile_max, s);
+      }
+    }
+    part_max[tid] = tile_max;
+    warp_barrier();
+    const float m_new = max(run_max, max(part_max[my_row * 2], part_max[my_row * 2 + 1]));
+    float total = 0.0;
+    [[unroll]] for (uint w = 0; w < HALF_TK / 8; ++w) {
+      vec4 p[2];
+      [[unroll]] for (uint e = 0; e < 8; ++e) p[e / 4][e % 4] = m_new == NEG_INF ? 0.0 : exp(sc[8 * w + e] - m_new);
+      const uvec4 packed = uvec4(packHalf2x16(p[0].xy), packHalf2x16(p[0].zw), packHalf2x16(p[1].xy),
+                                 packHalf2x16(p[1].zw));
+      // The sum takes the f16 weights P V uses.
+      total += dot(vec4(unpackHalf2x16(packed.x), unpackHalf2x16(packed.y)) +
+                       vec4(unpackHalf2x16(packed.z), unpackHalf2x16(packed.w)), vec4(1.0));
+      tile_pool[my_scores + my_half * (HALF_TK / 8) + w] = packed;
+    }
+    const float alpha = m_new == NEG_INF ? 1.0 : exp(run_max - m_new);
+    run_sum = run_sum * alpha + total;
+    run_max = m_new;
+    if (my_half == 0u) row_alpha[my_row] = alpha;
+    warp_barrier();
+
+    // Step 4: O = diag(alpha) O + P V.
+    // Every fragment of one type has one layout: element i of each is on row_of[i].
+    [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+      const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+    }
+    FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
+      FragA pf;
+      frag_load_a(pf, warp_s + 2 * kk, S_STRIDE);
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
+        FragB vf;
+        frag_load_b(vf, v_base + kk * FLASH_FRAG * ROW_WORDS + 2 * n, ROW_WORDS);
+        frag_mul_add(o_acc[n], pf, vf);
+      }
+    }
+
+    if (t + 1 < n_tiles) put_tile(stage ^ 1u);
+    barrier();
+  }
+
+  // Step 5: normalise once; each 16x16 block goes out through this warp's
+  // score rows (a row that saw no key has sum 0 and outputs zeros).
+  part_sum[tid] = run_sum;
+  barrier();
+  const uint lane = tid % FLASH_WARP;
+  const uint r = warp * FLASH_FRAG + lane / 2;
+  const uint qi = group_q + r / HEAD_GROUP;
+  const uint half_col = (lane % 2) * 8;
+  [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+    const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
+    const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
+    FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
+  }
+  // Unrolled like every loop over o_acc: an array of fragments indexed at run
+  // time would leave registers for memory.
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
+    frag_store_c(o_acc[n], warp_s, S_STRIDE);
+    barrier();
+    if (qi < pc.seq_len) {
+      const vec4 lo = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4]);
+      const vec4 hi = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4 + 1]);
+      const uint col = n * FLASH_FRAG + half_col;
+      const uint elem = o_row_elem(b, qi, head0 + r % HEAD_GROUP) + col;
+      const uvec4 wlo = pack_vec4(O_TYPE, lo), whi = pack_vec4(O_TYPE, hi);
+      if (O_TYPE == TEXT_DT_F32) {
+        o_words[elem / 4] = wlo;
+        o_words[elem / 4 + 1] = whi;
+      } else {
+        o_words[elem / 8] = uvec4(wlo.xy, whi.xy);
+      }
+    }
+    barrier();
+  }
+}

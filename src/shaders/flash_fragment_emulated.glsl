@@ -1,0 +1,83 @@
+// The plain-GLSL fragment layer of flash_coopmat.comp, for devices without
+// cooperative matrices (lavapipe in CI): the same functions as
+// flash_fragment_coopmat.glsl, so the kernel's tiling, masking, softmax and
+// addressing run unchanged. Each group of 32 invocations (a warp) holds a
+// 16x16 tile; invocation `lane` owns row lane/2, columns (lane%2)*8 .. +8 of an
+// accumulator, and holds the operand values its products need, so a multiply
+// needs no exchange between invocations. Include after `tile_pool` (shared
+// uvec4) is declared; word offsets and strides count 16-byte words.
+
+const uint FRAG_HALF = FLASH_FRAG / 2;  // accumulator columns per invocation
+
+#define FragA float[FLASH_FRAG]               // row lane/2 of A, all 16 columns
+#define FragB float[FLASH_FRAG * FRAG_HALF]   // [k * 8 + c]: B[k][(lane%2)*8 + c]
+#define FragC float[FRAG_HALF]                // row lane/2, columns (lane%2)*8 + c
+
+// Loops over arrays of fragments: left rolled, which keeps the lavapipe
+// pipeline compile short (the arrays live in memory there anyway).
+#define FRAG_UNROLL [[dont_unroll]]
+
+// A warp here is 32 invocations, not a subgroup: the whole workgroup waits.
+void warp_barrier() { barrier(); }
+
+uint frag_lane() { return gl_LocalInvocationIndex % FLASH_WARP; }
+
+// The 8 f16 values of one word, widened (values are f16 already, so exact).
+void unpack8(uvec4 w, out float v[8]) {
+  vec2 p0 = unpackHalf2x16(w.x), p1 = unpackHalf2x16(w.y), p2 = unpackHalf2x16(w.z), p3 = unpackHalf2x16(w.w);
+  v = float[8](p0.x, p0.y, p1.x, p1.y, p2.x, p2.y, p3.x, p3.y);
+}
+
+void frag_load_a(out FragA f, uint word, uint stride) {
+  const uint row = word + (frag_lane() / 2) * stride;
+  float v[8];
+  for (uint h = 0; h < 2; ++h) {
+    unpack8(tile_pool[row + h], v);
+    for (uint c = 0; c < 8; ++c) f[h * 8 + c] = v[c];
+  }
+}
+
+void frag_load_b(out FragB f, uint word, uint stride) {
+  float v[8];
+  for (uint k = 0; k < FLASH_FRAG; ++k) {
+    unpack8(tile_pool[word + k * stride + frag_lane() % 2], v);
+    for (uint c = 0; c < FRAG_HALF; ++c) f[k * FRAG_HALF + c] = v[c];
+  }
+}
+
+void frag_load_bt(out FragB f, uint word, uint stride) {
+  float v[8];
+  for (uint c = 0; c < FRAG_HALF; ++c) {
+    const uint row = word + ((frag_lane() % 2) * FRAG_HALF + c) * stride;  // column n of B is row n of M
+    for (uint h = 0; h < 2; ++h) {
+      unpack8(tile_pool[row + h], v);
+      for (uint k = 0; k < 8; ++k) f[(h * 8 + k) * FRAG_HALF + c] = v[k];
+    }
+  }
+}
+
+void frag_store_c(FragC f, uint word, uint stride) {
+  const uint at = word + (frag_lane() / 2) * stride + (frag_lane() % 2) * 2;
+  tile_pool[at] = floatBitsToUint(vec4(f[0], f[1], f[2], f[3]));
+  tile_pool[at + 1] = floatBitsToUint(vec4(f[4], f[5], f[6], f[7]));
+}
+
+void frag_fill(out FragC f, float v) {
+  for (uint c = 0; c < FRAG_HALF; ++c) f[c] = v;
+}
+
+void frag_mul_add(inout FragC c, FragA a, FragB b) {
+  for (uint n = 0; n < FRAG_HALF; ++n) {
+    float s = c[n];
+    for (uint k = 0; k < FLASH_FRAG; ++k) s = fma(a[k], b[k * FRAG_HALF + n], s);
+    c[n] = s;
+  }
+}
+
+// Row of each accumulator element: all of this invocation's are on row lane/2
+// (the layout is known here, so `scratch` is not needed).
+FragC frag_row_index(uint scratch) {
+  FragC rows;
+  frag_fill(rows, float(frag_lane() / 2));
+  return rows;
+}

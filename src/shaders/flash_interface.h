@@ -1,0 +1,24 @@
+// Shared by flash_coopmat.comp, its fragment layers and src/planner: the tile
+// geometry of the tensor-core flash engine, declared once. Bindings, push
+// constants and dtype/layout codes are text_attention_interface.h's.
+#ifndef VKATTN_FLASH_INTERFACE_H
+#define VKATTN_FLASH_INTERFACE_H
+
+// Fragments are 16x16 (f16 operands, f32 accumulators), held by 32 invocations
+// (one subgroup on the tensor-core build); each such warp owns 16 query rows.
+#define FLASH_FRAG 16
+#define FLASH_WARP 32
+// Shared memory is addressed in 16-byte words (8 f16 or 4 f32). Staged rows are
+// padded by one word so the 16 rows a fragment load touches start in different
+// banks.
+#define FLASH_WORD_BYTES 16
+#define FLASH_ROW_PAD_WORDS 1
+// The softmax gives each query row this many invocations (a workgroup has
+// ROWS x FLASH_ROW_LANES = warps x FLASH_WARP), each taking part of the keys.
+#define FLASH_ROW_LANES (FLASH_WARP / FLASH_FRAG)
+// Per-row (and per-key) bookkeeping in shared memory: position and rescale
+// factor per query row, max and sum per row part; position per key per stage.
+#define FLASH_ROW_STATE_BYTES (8 + 8 * FLASH_ROW_LANES)
+#define FLASH_KEY_STATE_BYTES 8
+
+#endif
