@@ -27,7 +27,7 @@ test: build
 # The library, CLI and unit tests under AddressSanitizer (with LeakSanitizer)
 # and UndefinedBehaviorSanitizer; the oracle grids (Grid/*) stay on `make test`.
 sanitize: setup
-	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKATTN_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKATTN_SANITIZE=ON -DVKATTN_INSTALL=OFF -DVKATTN_BUILD_PYTHON=OFF >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	cd $(SANITIZE_BUILD) && VKATTN_VALIDATION=1 \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
