@@ -63,6 +63,7 @@ shared float row_sum[ROWS];
 shared float row_alpha[ROWS];
 
 #include "text_kv_addressing.glsl"
+#include "text_row_write.glsl"
 #include "text_key_range.glsl"
 
 void main() {
@@ -217,17 +218,6 @@ void main() {
     uint qi = group_q + r / HEAD_GROUP;
     if (qi >= pc.seq_len) continue;
     uint h = head0 + r % HEAD_GROUP;
-    if (SPLIT != 0u) {
-      uint row = ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
-      partial_o[row * D4 + c] = acc[a];
-      if (c == 0u) partial_ml[row] = vec2(row_max[r], row_sum[r]);
-    } else {
-      float l = row_sum[r];
-      vec4 o = text_normalise(acc[a], l);
-      uint chunk = o_row_elem(b, qi, h) / 4u + c;
-      uvec4 w = pack_vec4(O_TYPE, o);
-      if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
-      else o_words2[chunk] = w.xy;
-    }
+    text_write_row(b, split, qi, h, c, acc[a], row_max[r], row_sum[r]);
   }
 }

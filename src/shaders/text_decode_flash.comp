@@ -67,6 +67,7 @@ shared vec4 merge_acc[TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)];
 shared vec2 merge_ml[NSG * HEAD_GROUP];
 
 #include "text_kv_addressing.glsl"
+#include "text_row_write.glsl"
 #include "text_key_range.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
@@ -243,17 +244,6 @@ void main() {
       ll += ml.y * wgt;
       o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * wgt;
     }
-    const uint h = head0 + g;
-    if (SPLIT != 0u) {
-      const uint row = ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
-      partial_o[row * D4 + ci] = o;
-      if (ci == 0u) partial_ml[row] = vec2(mm, ll);
-    } else {
-      o = text_normalise(o, ll);
-      const uint at = o_row_elem(b, qi, h) / 4u + ci;
-      const uvec4 w = pack_vec4(O_TYPE, o);
-      if (O_TYPE == TEXT_DT_F32) o_words4[at] = w;
-      else o_words2[at] = w.xy;
-    }
+    text_write_row(b, split, qi, head0 + g, ci, o, mm, ll);
   }
 }

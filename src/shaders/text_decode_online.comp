@@ -78,6 +78,7 @@ vec4 load_slice(bool is_k, uint row_elem, uint c) {
 }
 
 #include "text_kv_addressing.glsl"
+#include "text_row_write.glsl"
 #include "text_key_range.glsl"
 
 void main() {
@@ -226,17 +227,6 @@ void main() {
       ll += merge_l[s * HEAD_GROUP + g] * w;
       o += merge_acc[(s * HEAD_GROUP + g) * D4 + ci] * w;
     }
-    uint h = head0 + g;
-    if (SPLIT != 0u) {
-      uint row = ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
-      partial_o[row * D4 + ci] = o;
-      if (ci == 0u) partial_ml[row] = vec2(mm, ll);
-    } else {
-      o = text_normalise(o, ll);
-      uint chunk = o_row_elem(b, qi, h) / 4u + ci;
-      uvec4 w = pack_vec4(O_TYPE, o);
-      if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
-      else o_words2[chunk] = w.xy;
-    }
+    text_write_row(b, split, qi, head0 + g, ci, o, mm, ll);
   }
 }
