@@ -51,6 +51,12 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
 
 // Seeds of the bench pattern (check/bench_probes.hpp) per input tensor.
 constexpr uint32_t kBenchSeedQ = 1, kBenchSeedK = 2, kBenchSeedV = 3;
+// Fills one call's Q, K and V with the bench pattern under their seeds.
+inline void record_fill_inputs(Recorder& rec, const Tensor& q, const Tensor& k, const Tensor& v) {
+  record_fill(rec, q, kBenchSeedQ);
+  record_fill(rec, k, kBenchSeedK);
+  record_fill(rec, v, kBenchSeedV);
+}
 
 // The text runner (check/bench_text.cpp): inputs filled on the GPU with the
 // bench pattern, so model-sized caches need no host data.

@@ -222,11 +222,7 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   }
   {
     Recorder fill(ctx);
-    for (const auto& set : sets) {
-      record_fill(fill, set.q, kBenchSeedQ);
-      record_fill(fill, set.k, kBenchSeedK);
-      record_fill(fill, set.v, kBenchSeedV);
-    }
+    for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
     fill.run();
   }
   TextCase overridden = c;

@@ -47,11 +47,7 @@ BenchRecord run_vision_bench(Context& ctx, const VisionCase& c, const BenchRunOp
                     ctx.tensor(c.out, shape)});
   {
     Recorder fill(ctx);
-    for (const auto& set : sets) {
-      record_fill(fill, set.q, kBenchSeedQ);
-      record_fill(fill, set.k, kBenchSeedK);
-      record_fill(fill, set.v, kBenchSeedV);
-    }
+    for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
     fill.run();
   }
   // --variant names text variants: the planner chooses.
