@@ -296,7 +296,7 @@ std::string plan_to_json(const TextPlan& plan) {
                    {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
 }
 
-TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv) {
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool lengths_on_gpu) {
   TextShape shape;
   shape.batch = p.batch;
   shape.seq_len = p.seq_len;
@@ -306,6 +306,10 @@ TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv) {
   shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
   shape.q = q;
   shape.kv = kv;
+  if (lengths_on_gpu) {
+    const uint64_t slots = p.layout == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
+    shape.kv_len_bound = uint32_t(std::min<uint64_t>(slots, UINT32_MAX));
+  }
   return shape;
 }
 

@@ -27,8 +27,10 @@ struct TextShape {
 };
 
 // Workgroup geometry of a variant on a device; becomes specialization constants.
-// The planner's view of a call: its shape and the dtypes of Q and K/V.
-TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv);
+// The planner's view of a call: its shape and the dtypes of Q and K/V. With
+// `lengths_on_gpu` (kv_len read from a GPU buffer at run time) kv_len_bound is
+// the cache's capacity, the most keys any replay can walk.
+TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool lengths_on_gpu = false);
 
 struct TextGeometry {
   uint32_t q_pos = 1;        // query positions per workgroup

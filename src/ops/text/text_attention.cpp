@@ -63,13 +63,6 @@ PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& val
   return s;
 }
 
-// The most keys a sequence of this cache can hold, so the most any replay with
-// lengths read from a GPU buffer can walk.
-uint32_t kv_len_bound(const TextAttentionParams& p) {
-  const uint64_t slots = p.layout == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
-  return uint32_t(std::min<uint64_t>(slots, UINT32_MAX));
-}
-
 }  // namespace
 
 void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
@@ -98,8 +91,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   text::validate_params(p);
   text::validate_tensors(p, t, caps);
 
-  planner::TextShape shape = planner::text_shape_of(p, t.q.dtype(), t.k.dtype());
-  if (t.kv_len.valid()) shape.kv_len_bound = kv_len_bound(p);  // replays may read up to the capacity
+  const planner::TextShape shape = planner::text_shape_of(p, t.q.dtype(), t.k.dtype(), t.kv_len.valid());
   const planner::TextPlan plan = planner::plan_text(caps, shape, options);
   const planner::TextGeometry& g = plan.geometry;
 
