@@ -455,8 +455,8 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
     EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
   }
   // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
-  // 8 bytes of state per key and 24 per query row.
-  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
+  // 8 bytes of state per key and 24 per query row, 4 per warp of 16 rows.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24 + 4 * 4);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {
@@ -484,10 +484,15 @@ TEST(PlannerFlash, Bf16AndF32KvStayOnTheScalarRows) {
   }
 }
 
-TEST(PlannerFlash, HeadDimMustBeAMultipleOf16) {
+TEST(PlannerFlash, HeadDimOffSixteenIsPaddedToWholeFragments) {
   auto p = plan_text(nvidia(), prefill(512, 8, 8, 72, DType::f16, DType::f16));
-  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16");
-  EXPECT_EQ(candidate(p, "prefill_flash_coopmat_f16").why, "needs head_dim a multiple of 16, got 72");
+  EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
+  // Shared memory holds rows padded to 80 columns.
+  EXPECT_EQ(fragment_shared_bytes(128, 72, 64), fragment_shared_bytes(128, 80, 64));
+  EXPECT_EQ(fragment_geometry(*find_text_variant("prefill_flash_coopmat_f16"), nvidia(),
+                              prefill(512, 8, 8, 12, DType::f16, DType::f16))
+                .reason,
+            "needs head_dim a multiple of 8, got 12");
 }
 
 // Selects prefill_flash_emulated (by override only): lavapipe, D128.

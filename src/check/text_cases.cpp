@@ -415,6 +415,14 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "masked rows"});
   }
+  {
+    // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
+    TextCase c = make(1, 29, 4, 2, 72, 45);
+    c.params.causal = true;
+    c.params.start_pos = {16};
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "D72 padded"});
+  }
   for (const char* family : {"prefill_flash_coopmat", "prefill_flash_emulated"}) {
     for (size_t i = 0; i < flash.size(); ++i) {
       TextCase c = flash[i].first;

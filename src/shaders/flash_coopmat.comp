@@ -1,6 +1,7 @@
 #version 450
-// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill: one
-// source, built twice. The default build takes its 16x16 fragments from
+// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill and
+// vision (a bidirectional call of one sequence whose strides say PHD or HPD):
+// one source, built twice. The default build takes its 16x16 fragments from
 // GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel takes them from
 // a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
 // tiling, masking, softmax and addressing below against the oracle.
@@ -14,6 +15,9 @@
 // buffers. Within a tile a warp touches only its own rows' scores, P and
 // softmax state, so it synchronises with itself alone (warp_barrier) and the
 // warps overlap one another's matrix and softmax work.
+// A head dim that is not a multiple of 16 (SigLIP's 72) is padded to one in
+// shared memory with zero lanes: they add nothing to Q K^T, and the output
+// columns they give are never written.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
 //   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
 //   step 3: per row (two invocations, half the keys each), mask, scale,
@@ -27,13 +31,13 @@
 #include "flash_interface.h"
 #include "text_common.glsl"
 
-layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 8
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
 layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
 layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F16;  // f32 or f16
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16 only
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16, or f32 rounded to f16 when staged
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 
@@ -49,23 +53,25 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 
 const uint ROWS = Q_POS * HEAD_GROUP;
-const uint D8 = D / 8;                             // words of one f16 row
-const uint D16 = D / FLASH_FRAG;                   // fragments across the head dim
+const uint D8 = D / 8;                             // f16 words of one row's real columns
+const uint DP8 = FLASH_PADDED_DIM(D) / 8;          // f16 words of a staged row, zero past D8
+const uint D16 = FLASH_PADDED_DIM(D) / FLASH_FRAG;  // fragments across the padded head dim
 const uint TK16 = TK / FLASH_FRAG;                 // fragments across a key tile
-const uint ROW_WORDS = D8 + FLASH_ROW_PAD_WORDS;   // a staged Q/K/V row
+const uint ROW_WORDS = DP8 + FLASH_ROW_PAD_WORDS;  // a staged Q/K/V row
 const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
 const uint Q_WORDS = ROWS * ROW_WORDS;
 const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
 const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16) overwrites its front
 const uint S_BASE = KV_REGION;
 const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
-const uint KV_CHUNKS = (TK * D8 + WG - 1) / WG;    // words of K (and of V) each invocation loads per tile
+const uint KV_CHUNKS = (TK * DP8 + WG - 1) / WG;   // words of K (and of V) each invocation stages per tile
 const float NEG_INF = -1.0 / 0.0;
 
 shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
+shared uint max_moved[WG / FLASH_WARP];  // per warp: 1 + the last tile in which one of its rows' maxima rose
 shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
 shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
@@ -76,6 +82,17 @@ shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at 
 #else
 #include "flash_fragment_coopmat.glsl"
 #endif
+
+// Word w (8 columns) of the row starting at element `elem` of a Q, K or V
+// buffer, as f16: f32 storage is rounded here, once.
+#define F16_ROW_WORD(words, type, elem, w)                                                           \
+  ((type) == TEXT_DT_F16 ? words[(elem) / 8 + (w)]                                                 \
+                         : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
+                                      uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
+
+uvec4 pack_f16x8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
 
 // The next tile, in flight in registers while the current one is used.
 uvec4 k_next[KV_CHUNKS];
@@ -88,11 +105,11 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     const uint i = tid + a * WG;
     k_next[a] = uvec4(0);
     v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
-    const uint j = t0 + i / D8;
+    const uint j = t0 + i / DP8, w = i % DP8;
     uint outer, inner;
-    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
-      k_next[a] = k_words[k_row_elem(outer, inner, kvh) / 8 + i % D8];
-      v_next[a] = v_words[v_row_elem(outer, inner, kvh) / 8 + i % D8];
+    if (i < TK * DP8 && w < D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
+      k_next[a] = F16_ROW_WORD(k_words, KV_TYPE, k_row_elem(outer, inner, kvh), w);
+      v_next[a] = F16_ROW_WORD(v_words, KV_TYPE, v_row_elem(outer, inner, kvh), w);
     }
   }
   const uint j = t0 + tid;
@@ -104,8 +121,8 @@ void put_tile(uint stage) {
   const uint tid = gl_LocalInvocationIndex;
   [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
     const uint i = tid + a * WG;
-    if (i >= TK * D8) break;
-    const uint at = stage * STAGE_WORDS + (i / D8) * ROW_WORDS + i % D8;
+    if (i >= TK * DP8) break;
+    const uint at = stage * STAGE_WORDS + (i / DP8) * ROW_WORDS + i % DP8;
     tile_pool[at] = k_next[a];
     tile_pool[at + TK * ROW_WORDS] = v_next[a];
   }
@@ -142,20 +159,11 @@ void main() {
     const uint qi = group_q + r / HEAD_GROUP;
     row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
   }
-  for (uint i = tid; i < ROWS * D8; i += WG) {
-    const uint r = i / D8, w = i % D8;
+  for (uint i = tid; i < ROWS * DP8; i += WG) {
+    const uint r = i / DP8, w = i % DP8;
     const uint qi = group_q + r / HEAD_GROUP;
     uvec4 word = uvec4(0);
-    if (qi < pc.seq_len) {
-      const uint elem = q_row_elem(b, qi, head0 + r % HEAD_GROUP);
-      if (Q_TYPE == TEXT_DT_F16) {
-        word = q_words[elem / 8 + w];
-      } else {
-        const vec4 lo = uintBitsToFloat(q_words[elem / 4 + 2 * w]);
-        const vec4 hi = uintBitsToFloat(q_words[elem / 4 + 2 * w + 1]);
-        word = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-      }
-    }
+    if (qi < pc.seq_len && w < D8) word = F16_ROW_WORD(q_words, Q_TYPE, q_row_elem(b, qi, head0 + r % HEAD_GROUP), w);
     tile_pool[r * ROW_WORDS + w] = word;
   }
   barrier();
@@ -179,6 +187,7 @@ void main() {
   const uint my_scores = S_BASE + my_row * S_STRIDE;
   const uint my_qpos = row_pos[my_row];
   float run_max = NEG_INF, run_sum = 0.0;
+  if (tid % FLASH_WARP == 0u) max_moved[warp] = 0u;
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
@@ -232,13 +241,19 @@ void main() {
     run_sum = run_sum * alpha + total;
     run_max = m_new;
     if (my_half == 0u) row_alpha[my_row] = alpha;
+    // Stamped with the tile, so the flag needs no reset between tiles.
+    if (alpha != 1.0) max_moved[warp] = t + 1u;
     warp_barrier();
 
-    // Step 4: O = diag(alpha) O + P V.
+    // Step 4: O = diag(alpha) O + P V. Once the rows' maxima settle most
+    // tiles leave every alpha at 1, and the warp skips the rescale (a
+    // branch uniform in the warp: all its invocations read one flag).
     // Every fragment of one type has one layout: element i of each is on row_of[i].
-    [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
-      const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
-      FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+    if (max_moved[warp] == t + 1u) {
+      [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+        const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
+        FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+      }
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
@@ -272,10 +287,10 @@ void main() {
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
     frag_store_c(o_acc[n], warp_s, S_STRIDE);
     barrier();
-    if (qi < pc.seq_len) {
+    const uint col = n * FLASH_FRAG + half_col;
+    if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
       const vec4 lo = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4]);
       const vec4 hi = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4 + 1]);
-      const uint col = n * FLASH_FRAG + half_col;
       const uint elem = o_row_elem(b, qi, head0 + r % HEAD_GROUP) + col;
       const uvec4 wlo = pack_vec4(O_TYPE, lo), whi = pack_vec4(O_TYPE, hi);
       if (O_TYPE == TEXT_DT_F32) {
