@@ -129,6 +129,19 @@ void put_tile(uint stage) {
   if (tid < TK) key_pos[stage * TK + tid] = pos_next;
 }
 
+// Whether every query row of the workgroup (positions q_first..q_last, both
+// valid) sees every key of the tile starting at key index j0: then the
+// softmax skips the per-pair mask. Interior tiles of bidirectional (vision)
+// and causal calls are; a paged tile never is, since a key behind a bad page
+// entry is masked one by one. j0 + TK <= j_hi keeps every position below
+// TEXT_INVALID_POS, so nothing here wraps.
+bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bool causal) {
+  if (LAYOUT == TEXT_LAYOUT_PAGED || j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
+  const uint k_first = kv_start + j0, k_last = k_first + TK - 1u;
+  if (causal && k_last > q_first) return false;
+  return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
+}
+
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
@@ -148,8 +161,8 @@ void main() {
   // Keys these rows can see at all (causal ends early, a window starts late;
   // fully masked tiles are never visited), clamped to the cache.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
-  const uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q),
-                                     text_query_pos(start_pos, last_q), pc.window, causal, LAYOUT, pc.capacity,
+  const uint q_first = text_query_pos(start_pos, group_q), q_last = text_query_pos(start_pos, last_q);
+  const uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, LAYOUT, pc.capacity,
                                      pc.max_pages);
   const uint j_lo = range.x, j_hi = range.y;
   const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
@@ -211,11 +224,13 @@ void main() {
     // exchanged P (f16) may overwrite the score row.
     float sc[HALF_TK];
     float tile_max = NEG_INF;
+    const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
     [[unroll]] for (uint w = 0; w < HALF_TK / 4; ++w) {
       const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         float s = NEG_INF;
-        if (text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window, causal)) {
+        if (whole || text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window,
+                                      causal)) {
           s = raw[e] * pc.scale;
           if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
         }
