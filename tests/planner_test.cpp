@@ -13,7 +13,7 @@
 //   prefill_tiled_large  lavapipe, B1 S128 H8/8 D64
 //   prefill_tiled_small  lavapipe, B1 S128 H8/8 D128 (and D256)
 //   prefill_streaming    lavapipe D384 (past tiled_small's 256), 16 KiB device D256 (tiles do not fit)
-//   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256; f32 Q with allow_reduced_precision)
+//   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256, D72 padded; f32 Q with allow_reduced_precision)
 //   prefill_flash_emulated override only: lavapipe, B1 S128 H8/2 D128 f16
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
