@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "planner/geometry_rules.hpp"
+#include "planner/split_grid.hpp"
 #include "shaders/flash_interface.h"
 
 namespace vkattn::planner {
@@ -20,6 +21,13 @@ uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
 
 namespace {
 
+// Decode (split rows): each workgroup is one warp, its 16 rows the query heads
+// of one KV head, and many such workgroups share a compute unit; a split walks
+// at least 8 tiles so its partial write stays small next to its K/V reads.
+constexpr uint32_t kDecodeWorkgroupsPerComputeUnit = 16;
+constexpr uint32_t kDecodeMinKeysPerSplit = 128;
+constexpr uint32_t kDecodeKeysPerSplitUnknownDevice = 512;
+
 uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
   for (uint32_t d = std::min(n, rows); d > 1; --d)
     if (n % d == 0 && rows % d == 0) return d;
@@ -31,7 +39,17 @@ uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
 GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
                                 uint32_t tile_keys) {
   const FragmentLimits limits{v.needs_cooperative_matrix, v.target_rows, v.max_tile_keys, v.min_tile_keys};
-  return fragment_geometry(limits, caps, s.head_dim, s.num_heads / std::max(1u, s.num_kv_heads), tile_keys);
+  const uint32_t gqa = s.num_heads / std::max(1u, s.num_kv_heads);
+  GeometryOrReason out = fragment_geometry(limits, caps, s.head_dim, gqa, tile_keys);
+  if (out.geometry && v.kind == Kind::split) {
+    TextGeometry& g = *out.geometry;
+    const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group) *
+                               ((uint64_t(s.seq_len) + g.q_pos - 1) / g.q_pos);
+    g.splits = device_filling_splits(caps, s, per_split,
+                                     {kDecodeWorkgroupsPerComputeUnit, std::max(kDecodeMinKeysPerSplit, g.tile_keys),
+                                      kDecodeKeysPerSplitUnknownDevice});
+  }
+  return out;
 }
 
 GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& caps, uint32_t head_dim, uint32_t gqa,

@@ -1,9 +1,9 @@
 #version 450
-// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill and
-// vision (a bidirectional call of one sequence whose strides say PHD or HPD):
-// one source, built twice. The default build takes its 16x16 fragments from
-// GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel takes them from
-// a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
+// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill,
+// decode and vision (a bidirectional call of one sequence whose strides say
+// PHD or HPD): one source, built twice. The default build takes its 16x16
+// fragments from GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel
+// takes them from a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
 // tiling, masking, softmax and addressing below against the oracle.
 //
 // A workgroup of NW warps owns ROWS = NW x 16 = Q_POS x HEAD_GROUP query rows
@@ -24,6 +24,12 @@
 //           softcap, online softmax in f32; P as f16 over S; rescale alpha;
 //   step 4: O = diag(alpha) O + P V in f32 accumulators;
 //   step 5: one normalisation by the row sums, output written.
+//
+// Decode runs the same steps with SPLIT: a query position's HEAD_GROUP heads
+// fill (part of) one warp's 16 rows, so the heads sharing a KV head score its
+// keys with one matrix product instead of one dot product each; the keys are
+// cut into num_splits chunks of whole tiles, and step 5 leaves un-normalised
+// partials for text_split_reduce.comp.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -40,22 +46,27 @@ layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F16;  // f32 or
 layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16, or f32 rounded to f16 when staged
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
 layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
 layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
-layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf { uvec4 o_words[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
 layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
 
 const uint ROWS = Q_POS * HEAD_GROUP;
 const uint D8 = D / 8;                             // f16 words of one row's real columns
 const uint DP8 = FLASH_PADDED_DIM(D) / 8;          // f16 words of a staged row, zero past D8
 const uint D16 = FLASH_PADDED_DIM(D) / FLASH_FRAG;  // fragments across the padded head dim
+const uint D4 = D / 4;                             // vec4s of one row's real columns (partials)
 const uint TK16 = TK / FLASH_FRAG;                 // fragments across a key tile
 const uint ROW_WORDS = DP8 + FLASH_ROW_PAD_WORDS;  // a staged Q/K/V row
 const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
@@ -77,6 +88,7 @@ shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at 
 
 #include "text_kv_addressing.glsl"
 #include "text_key_range.glsl"
+#include "text_row_write.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
 #else
@@ -149,7 +161,8 @@ void main() {
   const uint groups_per_kv = (pc.num_heads / pc.num_kv_heads) / HEAD_GROUP;
   const uint kvh = gl_WorkGroupID.y / groups_per_kv;
   const uint head0 = kvh * (pc.num_heads / pc.num_kv_heads) + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
-  const uint b = gl_WorkGroupID.z;
+  const uint b = gl_WorkGroupID.z / pc.num_splits;
+  const uint split = gl_WorkGroupID.z % pc.num_splits;
   // Indirect dispatches may ask for more workgroups than the call has.
   if (b >= pc.batch || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
 
@@ -162,8 +175,9 @@ void main() {
   // fully masked tiles are never visited), clamped to the cache.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
   const uint q_first = text_query_pos(start_pos, group_q), q_last = text_query_pos(start_pos, last_q);
-  const uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, LAYOUT, pc.capacity,
-                                     pc.max_pages);
+  uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, LAYOUT, pc.capacity,
+                               pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, TK);
   const uint j_lo = range.x, j_hi = range.y;
   const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
 
@@ -284,19 +298,18 @@ void main() {
     barrier();
   }
 
-  // Step 5: normalise once; each 16x16 block goes out through this warp's
-  // score rows (a row that saw no key has sum 0 and outputs zeros).
+  // Step 5: each 16x16 block goes out through this warp's score rows, its
+  // rows normalised once by their sums (a row that saw no key has sum 0 and
+  // outputs zeros) or, with SPLIT, left as partials with their max and sum.
   part_sum[tid] = run_sum;
+  part_max[tid] = run_max;  // both invocations of a row hold the row's max
   barrier();
   const uint lane = tid % FLASH_WARP;
   const uint r = warp * FLASH_FRAG + lane / 2;
   const uint qi = group_q + r / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
-  [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
-    const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
-    const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
-    FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
-  }
+  const float row_sum = part_sum[r * 2] + part_sum[r * 2 + 1];
+  const float row_max = part_max[r * 2];
   // Unrolled like every loop over o_acc: an array of fragments indexed at run
   // time would leave registers for memory.
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
@@ -304,16 +317,10 @@ void main() {
     barrier();
     const uint col = n * FLASH_FRAG + half_col;
     if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
-      const vec4 lo = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4]);
-      const vec4 hi = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4 + 1]);
-      const uint elem = o_row_elem(b, qi, head0 + r % HEAD_GROUP) + col;
-      const uvec4 wlo = pack_vec4(O_TYPE, lo), whi = pack_vec4(O_TYPE, hi);
-      if (O_TYPE == TEXT_DT_F32) {
-        o_words[elem / 4] = wlo;
-        o_words[elem / 4 + 1] = whi;
-      } else {
-        o_words[elem / 8] = uvec4(wlo.xy, whi.xy);
-      }
+      const uint at = S_BASE + r * S_STRIDE + half_col / 4;
+      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
+      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max,
+                     row_sum);
     }
     barrier();
   }
