@@ -45,6 +45,8 @@ uint64_t storage_row(const TextAttentionParams& p, const std::vector<uint32_t>& 
     case KvLayout::ring: return uint64_t(b) * p.kv_capacity + pos % p.kv_capacity;
     case KvLayout::paged:
       return uint64_t(table[uint64_t(b) * p.max_pages + pos / p.kv_capacity]) * p.kv_capacity + pos % p.kv_capacity;
+    case KvLayout::tiered:  // not a bench layout
+      break;
   }
   return 0;
 }

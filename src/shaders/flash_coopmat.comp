@@ -22,6 +22,10 @@
 //   step 5: one normalisation by the row sums, output written.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 
 #include "text_attention_interface.h"
 #include "flash_interface.h"
@@ -40,8 +44,6 @@ layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf { uvec4 o_words[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
@@ -69,8 +71,8 @@ shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
 shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
 shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
-#include "text_kv_addressing.glsl"
 #include "text_key_range.glsl"
+#include "text_kv_addressing.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
 #else
@@ -89,10 +91,10 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     k_next[a] = uvec4(0);
     v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
     const uint j = t0 + i / D8;
-    uint outer, inner;
-    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
-      k_next[a] = k_words[k_row_elem(outer, inner, kvh) / 8 + i % D8];
-      v_next[a] = v_words[v_row_elem(outer, inner, kvh) / 8 + i % D8];
+    KvRow row = kv_row_none();
+    if (i < TK * D8 && j < j_hi && kv_row(b, kv_start + j, kvh, row)) {  // both tiers f16
+      k_next[a] = kv_word4(true, row, i % D8);
+      v_next[a] = kv_word4(false, row, i % D8);
     }
   }
   const uint j = t0 + tid;
@@ -127,12 +129,13 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
+  kv_tier_begin(kv_len, kv_start);
 
   // Keys these rows can see at all (causal ends early, a window starts late;
   // fully masked tiles are never visited), clamped to the cache.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
   const uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q),
-                                     text_query_pos(start_pos, last_q), pc.window, causal, LAYOUT, pc.capacity,
+                                     text_query_pos(start_pos, last_q), pc.window, causal, kv_slot_layout(), pc.capacity,
                                      pc.max_pages);
   const uint j_lo = range.x, j_hi = range.y;
   const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
