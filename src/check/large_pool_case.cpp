@@ -127,15 +127,18 @@ std::vector<LargePoolCase> large_pool_cases(const DeviceCaps& caps, uint64_t poo
     return c;
   };
 
-  // The planner's choices: decode, and prefill in f16 (tensor cores where the device has them).
-  add(shape(1, {3000, 700}), "decode paged");
+  // The planner's choices: decode, and prefill in f16 (tensor cores where the
+  // device has them); long contexts where the pool is GPU-sized.
+  const std::vector<uint32_t> decode_lens = pool_bytes >= (1ull << 30) ? std::vector<uint32_t>{3000, 700}
+                                                                        : std::vector<uint32_t>{600, 140};
+  add(shape(1, decode_lens), "decode paged");
   {
     TextCase c = shape(40, {500, 90});
     c.q = DType::f16;
     add(c, "prefill paged f16");
   }
   {
-    TextCase c = shape(1, {3000, 700});
+    TextCase c = shape(1, decode_lens);
     c.params.cold_layout = KvLayout::paged;
     c.params.hot_window = 64;
     set_layout(c, KvLayout::tiered);
@@ -148,6 +151,7 @@ std::vector<LargePoolCase> large_pool_cases(const DeviceCaps& caps, uint64_t poo
     const bool usual = v.kv == DType::f16 && v.q == (v.phase == Phase::decode ? DType::f32 : DType::f16);
     if (!usual && v.name != "decode_flash_f32" && v.name != "prefill_tiled_small_f32") continue;
     TextCase c = v.phase == Phase::decode ? shape(1, {300, 45}) : shape(24, {90, 30});
+    if (v.phase == Phase::prefill) c.params.head_dim = 64;  // within every prefill engine's head dims
     c.q = v.q;
     c.kv = v.kv;
     c.variant = v.name;
