@@ -7,10 +7,13 @@
 #include <functional>
 #include <random>
 
+#include "check/host_data.hpp"
 #include "check/kvtier_cases.hpp"
 #include "check/large_pool_case.hpp"
 #include "expect_error.hpp"
 #include "ops/text/text_validate.hpp"
+#include "planner/text_planner.hpp"
+#include "planner/text_variants.hpp"
 #include "reference/text_reference.hpp"
 #include "shaders/text_kv_tier.h"
 #include "test_context.hpp"
@@ -94,6 +97,53 @@ INSTANTIATE_TEST_SUITE_P(Grid, KvTierParity, ::testing::Range<size_t>(0, grid().
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            return testing::param_test_name(info.param, grid().at(info.param).name);
                          });
+
+// Lengths from a GPU buffer that the host never saw: one far past the cold
+// tier is clamped to it before the tiers are split (the hot ring holds the
+// last hot_window keys the kernel can see), one kv_start past every slot
+// leaves no key. Every decode engine agrees with the oracle of the clamped call.
+TEST(KvTierHostile, GpuLengthsPastTheCacheAreClamped) {
+  Context& ctx = testing::shared_context();
+  TextAttentionParams p;
+  p.batch = 2;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.layout = KvLayout::tiered;
+  p.kv_capacity = 48;
+  p.hot_window = 8;
+  p.kv_len = {48, 30};
+  p.kv_start = {0, 0};
+  p.start_pos = {47, 29};
+  std::mt19937 rng(5);
+  const Shape qs{2, 1, 4, 64}, kvs{2, 48, 2, 64}, hs{2, 8, 2, 64};
+  auto q = check::encode(DType::f32, check::normal(rng, element_count(qs), 2.0f));
+  auto k = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
+  auto v = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
+  auto hk = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  auto hv = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  TextAttentionTensors t;
+  t.q = check::upload(ctx, DType::f32, qs, q.bytes);
+  t.k = check::upload(ctx, DType::f16, kvs, k.bytes);
+  t.v = check::upload(ctx, DType::f16, kvs, v.bytes);
+  t.hot_k = check::upload(ctx, DType::f16, hs, hk.bytes);
+  t.hot_v = check::upload(ctx, DType::f16, hs, hv.bytes);
+  t.kv_len = check::upload_u32(ctx, {0xffffffffu, 30});
+  t.kv_start = check::upload_u32(ctx, {0, 0xfffffff0u});
+  auto want = reference::text_attention(p, q.values, k.values, v.values, {}, hk.values, hv.values);
+  std::fill(want.begin() + 4 * 64, want.end(), 0.0);  // sequence 1 sees no key
+  for (const auto& variant : planner::text_variants()) {
+    if (variant.phase != Phase::decode || variant.q != DType::f32 || variant.kv != DType::f16) continue;
+    planner::TextShape shape{2, 1, 4, 2, 64, 48, DType::f32, DType::f16};
+    if (!planner::text_geometry(variant, ctx.caps(), shape).geometry) continue;
+    t.out = ctx.tensor(DType::f32, qs);
+    run_text_attention(ctx, p, t, testing::forced(variant.name));
+    const auto got = ctx.download_as<float>(t.out);
+    const auto tol = reference::tolerance_for(DType::f32, DType::f16, DType::f32);
+    const auto cmp = reference::compare(got, want, tol);
+    EXPECT_TRUE(cmp.passed) << variant.name << ": " << reference::to_string(cmp, tol);
+  }
+}
 
 // Pools past one storage-buffer binding, on every engine: a context whose
 // binding range is lowered to 256 KiB reads K/V pools of 1 MiB and more

@@ -131,7 +131,7 @@ std::vector<CheckCase> kvtier_demo_cases(DemoSize) {
   // A decode step of Llama-3-8B's shape over a 4096-token tiered cache: 256 hot
   // keys in f16, the rest in a paged cold tier.
   TextCase c = tiered_case(1, 1, 32, 8, 128, {4096}, KvLayout::paged, 256);
-  c.name = "llama3-8b decode (tiered: hot 256 f16, cold paged f16, L4096)";
+  c.name = "llama3-8b decode tiered (hot 256, L4096)";
   return {{c.name, [c](Context& ctx, const RunOptions& o) { return run_text_case(ctx, c, o); }}};
 }
 
