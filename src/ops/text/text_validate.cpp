@@ -20,10 +20,13 @@ void check_per_sequence(const char* name, const std::vector<uint32_t>& v, uint32
 
 bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-// by_address: the kernels read the tensor through its device address, so
-// neither the binding range nor 32-bit element indices limit it.
+// How the kernels reach a tensor: bound (element indices in 32 bits, at most
+// one binding), a K/V pool bound because the device cannot read it by address
+// (the errors say so), or by its device address (neither limit applies).
+enum class Reach { bound, kv_bound, by_address };
+
 void check_tensor(const char* name, const Tensor& t, const Shape& want, bool float_type, const DeviceCaps& caps,
-                  bool by_address = false) {
+                  Reach reach = Reach::bound) {
   if (!t.valid()) bad(fmt::format("{}: expected a tensor of shape {}, got none", name, shape_to_string(want)));
   if (float_type ? !is_float(t.dtype()) : t.dtype() != DType::u32)
     bad(fmt::format("{}: expected dtype {}, got {}", name, float_type ? "f32, f16 or bf16" : "u32",
@@ -35,16 +38,19 @@ void check_tensor(const char* name, const Tensor& t, const Shape& want, bool flo
                     shape_to_string(t.shape())));
   const Shape strides = t.contiguous() ? Tensor::contiguous_strides(want) : t.strides();
   const uint64_t furthest = furthest_element(want, strides);
-  // The kernels index elements in 32 bits.
-  if (furthest >= UINT32_MAX && !by_address)
-    throw Error(ErrorKind::unsupported, fmt::format("{}: expected element indices below 2^32 - 1, got {}", name,
-                                                    furthest));
+  const char* hint = reach == Reach::kv_bound
+                         ? "; larger pools are read through buffer device addresses, which this device does not have"
+                         : "";
+  // The kernels index bound elements in 32 bits.
+  if (furthest >= UINT32_MAX && reach != Reach::by_address)
+    throw Error(ErrorKind::unsupported, fmt::format("{}: expected element indices below 2^32 - 1{}, got {}", name,
+                                                    hint, furthest));
   const uint64_t need = dtype_storage_bytes(t.dtype(), want.empty() ? 0 : furthest + 1);
   if (t.bytes() < need) bad(fmt::format("{}: expected at least {} bytes, got {}", name, need, t.bytes()));
-  if (t.bytes() > caps.max_storage_buffer_range && !by_address)
+  if (t.bytes() > caps.max_storage_buffer_range && reach != Reach::by_address)
     throw Error(ErrorKind::unsupported,
-                fmt::format("{}: expected at most {} bytes (the device's storage-buffer range), got {}", name,
-                            caps.max_storage_buffer_range, t.bytes()));
+                fmt::format("{}: expected at most {} bytes (the device's storage-buffer range{}), got {}", name,
+                            caps.max_storage_buffer_range, hint, t.bytes()));
 }
 
 bool past_one_binding(const Tensor& t, const DeviceCaps& caps) {
@@ -54,12 +60,7 @@ bool past_one_binding(const Tensor& t, const DeviceCaps& caps) {
 
 // K/V read by address: 16-byte aligned rows, and strides whose bytes fit the
 // kernels' 32-bit byte strides.
-void check_addressable(const char* name, const Tensor& t, const DeviceCaps& caps) {
-  if (!caps.buffer_device_address)
-    throw Error(ErrorKind::unsupported,
-                fmt::format("{}: expected at most {} bytes (the device's storage-buffer range; larger pools are read "
-                            "through buffer device addresses, which this device does not have), got {}",
-                            name, caps.max_storage_buffer_range, t.bytes()));
+void check_addressable(const char* name, const Tensor& t) {
   if (t.offset() % 16)
     bad(fmt::format("{}: expected a byte offset that is a multiple of 16 (read by device address), got {}", name,
                     t.offset()));
@@ -145,7 +146,8 @@ void validate_params(const TextAttentionParams& p) {
 }
 
 bool kv_by_address(const TextAttentionTensors& t, const DeviceCaps& caps) {
-  return t.k.valid() && t.v.valid() && (past_one_binding(t.k, caps) || past_one_binding(t.v, caps));
+  return caps.buffer_device_address && t.k.valid() && t.v.valid() &&
+         (past_one_binding(t.k, caps) || past_one_binding(t.v, caps));
 }
 
 Shape kv_shape(const TextAttentionParams& p) {
@@ -160,11 +162,12 @@ void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& 
   const Shape kvshape = kv_shape(p);
   check_tensor("q", t.q, qshape, true, caps);
   const bool by_address = kv_by_address(t, caps);
-  check_tensor("k", t.k, kvshape, true, caps, by_address);
-  check_tensor("v", t.v, kvshape, true, caps, by_address);
+  const Reach kv_reach = by_address ? Reach::by_address : Reach::kv_bound;
+  check_tensor("k", t.k, kvshape, true, caps, kv_reach);
+  check_tensor("v", t.v, kvshape, true, caps, kv_reach);
   if (by_address) {
-    check_addressable("k", t.k, caps);
-    check_addressable("v", t.v, caps);
+    check_addressable("k", t.k);
+    check_addressable("v", t.v);
   }
   check_tensor("out", t.out, qshape, true, caps);
   if (t.k.dtype() != t.v.dtype())

@@ -13,7 +13,8 @@ void validate_params(const TextAttentionParams& p);
 void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps);
 
 // Whether K/V are read through their device addresses: a pool larger than one
-// storage-buffer binding (or than 32-bit element indices reach).
+// storage-buffer binding (or than 32-bit element indices reach) on a device
+// that has them.
 bool kv_by_address(const TextAttentionTensors& t, const DeviceCaps& caps);
 
 // Shapes of K/V (the cold tier's, for tiered) and of the tiered layout's hot ring.
