@@ -70,12 +70,13 @@ std::vector<TextCase> kvtier_check_grid(const DeviceCaps& caps, GridSize size) {
 
   // Every decode engine, forced, lengths and positions from GPU buffers with
   // indirect dispatch, bf16 and f16 cold tiers.
-  const char* decode_engines[] = {"decode_flash", "decode_online_split", "decode_split", "decode_online",
-                                  "decode_subgroup", "decode_chunked", "decode_streaming"};
+  const char* decode_engines[] = {"decode_flash",   "decode_online_split", "decode_split",          "decode_online",
+                                  "decode_subgroup", "decode_chunked",      "decode_flash_emulated", "decode_streaming",
+                                  "decode_flash_coopmat"};
   for (size_t i = 0; i < std::size(decode_engines); ++i) {
     TextCase c = tiered_case(2, 1, 8, 2, 128, {300, 45}, i % 2 ? KvLayout::contiguous : KvLayout::paged, 64);
     c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = c.indirect = true;
-    if (i % 3 == 2) c.kv = DType::bf16;
+    if (i % 3 == 2 && planner::find_text_variant(std::string(decode_engines[i]) + "_bf16kv")) c.kv = DType::bf16;
     c.variant = std::string(decode_engines[i]) + "_" + planner::dtype_suffix(c.q, c.kv);
     if (planner::find_text_variant(c.variant)->kind == planner::Kind::split) c.splits = 4;
     add(c, fmt::format("{} gpu-lens indirect cold {}", c.variant, to_string(c.params.cold_layout)));
