@@ -145,6 +145,49 @@ TEST(KvTierHostile, GpuLengthsPastTheCacheAreClamped) {
   }
 }
 
+// One recording replayed as a decode step appends keys: the length comes from
+// a GPU buffer the host updates, and the tier boundary moves with it (the
+// hot ring then holds other positions).
+TEST(KvTierReplay, TierBoundaryFollowsTheGpuLength) {
+  Context& ctx = testing::shared_context();
+  TextAttentionParams p;
+  p.num_heads = 8;
+  p.num_kv_heads = 2;
+  p.head_dim = 128;
+  p.layout = KvLayout::tiered;
+  p.kv_capacity = 64;
+  p.hot_window = 16;
+  p.kv_len = {64};  // the most a replay reads: the split grid is sized for it
+  std::mt19937 rng(9);
+  const Shape qs{1, 1, 8, 128}, kvs{1, 64, 2, 128}, hs{1, 16, 2, 128};
+  auto q = check::encode(DType::f32, check::normal(rng, element_count(qs), 2.0f));
+  auto k = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
+  auto v = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
+  auto hk = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  auto hv = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  TextAttentionTensors t;
+  t.q = check::upload(ctx, DType::f32, qs, q.bytes);
+  t.k = check::upload(ctx, DType::f16, kvs, k.bytes);
+  t.v = check::upload(ctx, DType::f16, kvs, v.bytes);
+  t.hot_k = check::upload(ctx, DType::f16, hs, hk.bytes);
+  t.hot_v = check::upload(ctx, DType::f16, hs, hv.bytes);
+  t.out = ctx.tensor(DType::f32, qs);
+  t.kv_len = check::upload_u32(ctx, {20});
+  Recorder rec(ctx);
+  text_attention(rec, p, t);
+  for (uint32_t len : {20u, 21u, 37u, 64u}) {
+    ctx.upload(t.kv_len, std::vector<uint32_t>{len});
+    rec.submit();
+    rec.wait();
+    TextAttentionParams at = p;
+    at.kv_len = {len};
+    const auto want = reference::text_attention(at, q.values, k.values, v.values, {}, hk.values, hv.values);
+    const auto tol = reference::tolerance_for(DType::f32, DType::f16, DType::f32);
+    const auto cmp = reference::compare(ctx.download_as<float>(t.out), want, tol);
+    EXPECT_TRUE(cmp.passed) << "kv_len " << len << ": " << reference::to_string(cmp, tol);
+  }
+}
+
 // Pools past one storage-buffer binding, on every engine: a context whose
 // binding range is lowered to 256 KiB reads K/V pools of 1 MiB and more
 // through their device addresses (the case fails if they were bound).
