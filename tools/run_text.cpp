@@ -3,7 +3,8 @@
 //
 //   q [B, S, H, D]; k, v [B, C, Hkv, D] (contiguous, ring) or the paged pool
 //   [P, page_size, Hkv, D] with --page-table [B, max_pages]; f32 or f16 (f16
-//   stays f16 on the GPU); the output has Q's dtype.
+//   stays f16 on the GPU); the output has Q's dtype. --kv-dtype i8|i4
+//   quantizes K/V into an int8/int4 cache on the GPU first (run_text_quant.cpp).
 #include <fmt/format.h>
 
 #include <charconv>
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "run_text_quant.hpp"
 #include "io/npy.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -71,7 +73,8 @@ Tensor upload(Context& ctx, DType t, const Shape& shape, const io::NpyArray& a) 
 
 void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
-    std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start;
+    std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start, kv_dtype;
+    uint32_t quant_group = 0;
     OverrideFlags overrides;
     uint32_t page_size = 0, window = 0;
     float softcap = 0.0f, scale = 0.0f;
@@ -92,6 +95,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_option("--start-pos", o->start_pos,
                   "Position of query row 0: N or .npy (default: kv_start + kv_len - S, the last S positions)");
   cmd->add_option("--kv-start", o->kv_start, "Position of key 0: N or .npy (default 0)");
+  cmd->add_option("--kv-dtype", o->kv_dtype,
+                  "Quantize --k/--v into an int8 or int4 cache on the GPU (kv_append) and attend over it")
+      ->check(CLI::IsMember({"i8", "i4"}));
+  cmd->add_option("--quant-group", o->quant_group, "Quantized cache: 0 one scale per (token, KV head), 32 per 32 elements")
+      ->check(CLI::IsMember({0, 32}));
   cmd->add_flag("--causal", o->causal, "Hide keys after each query");
   cmd->add_option("--window", o->window, "Sliding window: hide keys at or before query_pos - N (0 = off)");
   cmd->add_option("--softcap", o->softcap, "Logit soft cap (0 = off)");
@@ -194,6 +202,16 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
       t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
       ctx.upload(t.page_table, table);
     }
+    std::optional<QuantizedCache> quant;
+    const DType cache_dtype = o->kv_dtype.empty() ? kt : dtype_from_string(o->kv_dtype);
+    if (!o->kv_dtype.empty()) {
+      p.kv_quant_group = o->quant_group;
+      quant = quantize_cache(ctx, t.k, t.v, cache_dtype, o->quant_group);
+      t.k = quant->k;
+      t.v = quant->v;
+      t.k_scale = quant->k_scale;
+      t.v_scale = quant->v_scale;
+    }
     const PlanOptions opts = o->overrides.plan_options();
     Recorder rec(ctx);
     const TextCallInfo info = text_attention(rec, p, t, opts);
@@ -211,7 +229,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
     fmt::print("wrote {} {} to {}\n", to_string(qt), shape_to_string(out.shape), o->out);
     status = 0;
-    if (o->check) {
+    if (o->check && quant) {
+      const bool ok = check_quantized(p, qt, io::as_f32(q), io::as_f32(k), io::as_f32(v), *quant, cache_dtype,
+                                      io::as_f32(out), table);
+      status = ok ? 0 : 1;
+    } else if (o->check) {
       const auto want = reference::text_attention(p, io::as_f32(q), io::as_f32(k), io::as_f32(v), table);
       const auto tol = reference::tolerance_for(qt, kt, qt);
       const auto r = reference::compare(io::as_f32(out), want, tol);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "check/check_case.hpp"
+#include "check/kvcache_cases.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::check {
@@ -17,6 +18,7 @@ const Family kFamilies[] = {
     {"text", text_check_cases, text_demo_cases},
     {"vision", vision_check_cases, vision_demo_cases},
     {"audio", audio_check_cases, audio_demo_cases},
+    {"kvcache", kvcache_check_cases, kvcache_demo_cases},
 };
 
 const Family& family_of(const std::string& name) {

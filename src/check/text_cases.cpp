@@ -1,4 +1,5 @@
 #include "check/text_cases.hpp"
+#include "check/host_tensor.hpp"
 #include "check/text_work.hpp"
 #include "check/timing.hpp"
 
@@ -21,61 +22,6 @@
 namespace vkattn::check {
 
 namespace {
-
-// Host values rounded to `t` (what the GPU will see) and their storage bytes.
-struct HostTensor {
-  std::vector<float> values;
-  std::vector<std::byte> bytes;
-};
-
-HostTensor encode(DType t, std::vector<float> values) {
-  HostTensor h;
-  reference::round_to(t, values);
-  if (t == DType::f32) {
-    h.bytes.resize(values.size() * 4);
-    std::memcpy(h.bytes.data(), values.data(), h.bytes.size());
-  } else {
-    std::vector<uint16_t> bits(values.size());
-    for (size_t i = 0; i < values.size(); ++i)
-      bits[i] = t == DType::f16 ? reference::float_to_f16(values[i]) : reference::float_to_bf16(values[i]);
-    h.bytes.resize(bits.size() * 2);
-    std::memcpy(h.bytes.data(), bits.data(), h.bytes.size());
-  }
-  h.values = std::move(values);
-  return h;
-}
-
-std::vector<float> decode(DType t, const std::vector<std::byte>& bytes, size_t n) {
-  std::vector<float> out(n);
-  if (t == DType::f32) {
-    std::memcpy(out.data(), bytes.data(), n * 4);
-  } else {
-    std::vector<uint16_t> bits(n);
-    std::memcpy(bits.data(), bytes.data(), n * 2);
-    for (size_t i = 0; i < n; ++i)
-      out[i] = t == DType::f16 ? reference::f16_to_float(bits[i]) : reference::bf16_to_float(bits[i]);
-  }
-  return out;
-}
-
-std::vector<float> normal(std::mt19937& rng, size_t n, float scale) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng) * scale;
-  return v;
-}
-
-Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes) {
-  Tensor tensor = ctx.tensor(t, std::move(shape));
-  ctx.upload(tensor, bytes);
-  return tensor;
-}
-
-Tensor upload_u32(Context& ctx, const std::vector<uint32_t>& v) {
-  Tensor t = ctx.tensor(DType::u32, {v.size()});
-  ctx.upload(t, v);
-  return t;
-}
 
 std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) {
   return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
@@ -122,9 +68,9 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
     const Shape kv_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                  : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
-    HostTensor q = encode(c.q, normal(rng, q_elems, c.logit_scale));
-    HostTensor k = encode(c.kv, normal(rng, kv_elems, 1.0f));
-    HostTensor v = encode(c.kv, normal(rng, kv_elems, 1.0f));
+    host::Values q = host::to_storage(c.q, host::gaussian(rng, q_elems, c.logit_scale));
+    host::Values k = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
+    host::Values v = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
 
     std::vector<uint32_t> table;
     if (paged) {
@@ -137,14 +83,14 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     }
 
     TextAttentionTensors t;
-    t.q = upload(ctx, c.q, q_shape, q.bytes);
-    t.k = upload(ctx, c.kv, kv_shape, k.bytes);
-    t.v = upload(ctx, c.kv, kv_shape, v.bytes);
+    t.q = host::upload(ctx, c.q, q_shape, q.bytes);
+    t.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+    t.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
     t.out = ctx.tensor(c.out, q_shape);
-    if (paged) t.page_table = upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
-    if (c.gpu_kv_len) t.kv_len = upload_u32(ctx, per_batch(p.kv_len, p.batch));
-    if (c.gpu_start_pos) t.start_pos = upload_u32(ctx, per_batch(p.start_pos, p.batch));
-    if (c.gpu_kv_start) t.kv_start = upload_u32(ctx, per_batch(p.kv_start, p.batch));
+    if (paged) t.page_table = host::upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
+    if (c.gpu_kv_len) t.kv_len = host::upload_u32(ctx, per_batch(p.kv_len, p.batch));
+    if (c.gpu_start_pos) t.start_pos = host::upload_u32(ctx, per_batch(p.start_pos, p.batch));
+    if (c.gpu_kv_start) t.kv_start = host::upload_u32(ctx, per_batch(p.kv_start, p.batch));
 
     const PlanOptions options = plan_options(c);
     Recorder rec(ctx);
@@ -152,7 +98,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
       // Plan once to learn the grid, then record the call with counts from the GPU.
       Recorder probe(ctx);
       TextCallInfo shape_info = text_attention(probe, p, t, options);
-      t.indirect = upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
+      t.indirect = host::upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
     }
     TextCallInfo info = text_attention(rec, p, t, options);
     r.variant = info.variant;
@@ -160,16 +106,16 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     rec.run();
     std::vector<std::byte> out_bytes(t.out.bytes());
     ctx.download(t.out, out_bytes);
-    std::vector<float> got = decode(c.out, out_bytes, q_elems);
+    std::vector<float> got = host::from_storage(c.out, out_bytes, q_elems);
 
     if (timed_runs > 0 && ctx.caps().timestamps) {
       // Copies of the inputs to rotate among, so repeats do not hit the cache.
       std::vector<TextAttentionTensors> sets{t};
       for (uint32_t i = 1; i < rotation_sets(t.k.bytes() + t.v.bytes()); ++i) {
         TextAttentionTensors copy = t;
-        copy.q = upload(ctx, c.q, q_shape, q.bytes);
-        copy.k = upload(ctx, c.kv, kv_shape, k.bytes);
-        copy.v = upload(ctx, c.kv, kv_shape, v.bytes);
+        copy.q = host::upload(ctx, c.q, q_shape, q.bytes);
+        copy.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+        copy.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
         copy.out = ctx.tensor(c.out, q_shape);
         sets.push_back(copy);
       }

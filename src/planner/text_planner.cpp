@@ -270,6 +270,8 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.geometry = *g.geometry;
     plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
+    if (s.phase() == Phase::prefill && (s.kv == DType::i8 || s.kv == DType::i4))
+      plan.reason += "; quantized KV: the tensor-core prefill takes f16 K/V only, scalar rows dequantize in the kernel";
     log_selection_once("text", v->name, plan.reason);
     return plan;
   }

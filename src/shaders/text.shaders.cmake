@@ -12,3 +12,5 @@ vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_fl
 # source, which any device runs (CI checks the engine with it on lavapipe).
 vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
 vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)
+# KV-cache writes (kv_append): one module, flavours by specialization constant.
+vkattn_shader(kv_append src/shaders/kv_append.comp)

@@ -30,6 +30,7 @@ layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -44,6 +45,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint ROWS = Q_POS * HEAD_GROUP;
 const uint D4 = D / 4;
@@ -129,8 +131,13 @@ void main() {
       uint outer, inner;
       if (jj < j_hi - t0 && kv_coords(b, kv_start + t0 + jj, outer, inner)) {
         const uint epw = elems_per_word4(KV_TYPE);
-        unpack_words(KV_TYPE, k_words[k_row_elem(outer, inner, kvh) / epw + w], klo, khi);
-        unpack_words(KV_TYPE, v_words[v_row_elem(outer, inner, kvh) / epw + w], vlo, vhi);
+        if (kv_quantized()) {
+          kvq_unpack8(kvq_load8(true, k_row_elem(outer, inner, kvh) + 8u * w), klo, khi);
+          kvq_unpack8(kvq_load8(false, v_row_elem(outer, inner, kvh) + 8u * w), vlo, vhi);
+        } else {
+          unpack_words(KV_TYPE, k_words[k_row_elem(outer, inner, kvh) / epw + w], klo, khi);
+          unpack_words(KV_TYPE, v_words[v_row_elem(outer, inner, kvh) / epw + w], vlo, vhi);
+        }
       }
       if (KV_TYPE == TEXT_DT_F32) {
         k_tile[jj * K_STRIDE + w] = klo;

@@ -34,6 +34,7 @@ layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 #ifdef USE_SUBGROUP
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
 #else
@@ -55,6 +56,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint D4 = D / 4;
 const uint CPL = (D4 + SG - 1) / SG;  // vec4 slices per lane
@@ -71,6 +73,7 @@ shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
 // vec4 slice `c` (in units of 4 elements) of the row starting at element `row_elem`.
 vec4 load_slice(bool is_k, uint row_elem, uint c) {
   uint e = row_elem + 4u * c;
+  if (kv_quantized()) return kvq_load4(is_k, e);
   if (KV_TYPE == TEXT_DT_F32) return uintBitsToFloat(is_k ? k_words4[e / 4u] : v_words4[e / 4u]);
   uvec2 w = is_k ? k_words2[e / 4u] : v_words2[e / 4u];
   if (KV_TYPE == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
