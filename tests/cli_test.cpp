@@ -407,5 +407,31 @@ TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
   EXPECT_THAT(progress.output, HasSubstr("[1/1] case decode_split_f32 contiguous"));
 }
 
+
+TEST_F(Cli, RunTextOverAQuantizedCache) {
+  // Paged int4 with a scale per 32 elements and contiguous int8: both checks printed and passed.
+  write_float("q.npy", DType::f32, {2, 3, 4, 64}, 1.5f);
+  write_float("k.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_i32("table.npy", {6, 0, 3, 1, 5, 4, 2, 2}, {2, 4});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout paged --page-table " + path("table.npy") +
+                 " --kv-len 13 --causal --kv-dtype i4 --quant-group 32 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i4kv"));
+  EXPECT_THAT(r.output, HasSubstr("quantized KV: the tensor-core prefill takes f16 K/V only"));
+  EXPECT_THAT(line_starting(r.output, "max relative error vs float64 oracle over the dequantized cache"), HasSubstr("PASS"));
+  EXPECT_THAT(line_starting(r.output, "max error vs float64 oracle over the original K/V"), HasSubstr("PASS"));
+  write_float("k.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("q.npy", DType::f32, {2, 1, 4, 64}, 1.5f);
+  r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+          path("o.npy") + " --causal --kv-dtype i8 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i8kv"));
+  EXPECT_EQ(run("run text --q q.npy --k k.npy --v v.npy --out o.npy --kv-dtype i2").status, 2);
+}
+
+
 }  // namespace
 }  // namespace vkattn

@@ -7,6 +7,7 @@
 #include "reference/kv_quant_reference.hpp"
 #include "reference/rounding.hpp"
 #include "shaders/kv_quant_interface.h"
+#include "vkattn/kvcache.hpp"
 
 namespace vkattn::reference {
 namespace {
@@ -69,6 +70,16 @@ TEST(KvQuantReference, AttentionBoundGrowsWithTheKeyError) {
   EXPECT_DOUBLE_EQ(quant_attention_bound(p, q, v, none, none)[0], 0.0);
   EXPECT_DOUBLE_EQ(quant_attention_bound(p, q, v, none, vhalf)[3], 0.25);
   EXPECT_DOUBLE_EQ(quant_attention_bound(p, q, v, half, none)[7], std::expm1(2 * 8 * 0.5) * 2.0);
+}
+
+// What `vkattn demo` lists: K and V of every KV head, scales included.
+TEST(KvQuantReference, BytesPerTokenOfEachCacheKind) {
+  EXPECT_EQ(kv_bytes_per_token(DType::f16, 8, 128), 4096u);
+  EXPECT_EQ(kv_bytes_per_token(DType::f32, 8, 128), 8192u);
+  EXPECT_EQ(kv_bytes_per_token(DType::i8, 8, 128), 2u * 8 * (128 + 2));
+  EXPECT_EQ(kv_bytes_per_token(DType::i8, 8, 128, KV_QUANT_GROUP), 2u * 8 * (128 + 8));
+  EXPECT_EQ(kv_bytes_per_token(DType::i4, 8, 128), 2u * 8 * (64 + 2));
+  EXPECT_EQ(kv_bytes_per_token(DType::i4, 1, 40, KV_QUANT_GROUP), 2u * (20 + 4));
 }
 
 }  // namespace
