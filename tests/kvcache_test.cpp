@@ -8,6 +8,9 @@
 
 #include "check/kvcache_cases.hpp"
 #include "expect_error.hpp"
+#include "planner/text_planner.hpp"
+#include "test_paths.hpp"
+#include "vkattn/caps.hpp"
 #include "reference/kv_quant_reference.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -32,6 +35,31 @@ TEST_P(KvCacheGrid, AppendExactAndAttentionWithinBothChecks) {
 INSTANTIATE_TEST_SUITE_P(Grid, KvCacheGrid,
                          ::testing::ValuesIn(check::kvcache_grid(testing::shared_context().caps(), check::GridSize::ci)),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
+
+// On the H200 an f16 prefill goes to tensor cores; over a quantized cache the
+// planner takes the scalar prefill rows and says why. Decode keeps decode_flash.
+TEST(KvQuantPlanner, QuantizedKvRunsOnTheScalarRows) {
+  const DeviceCaps h200 = load_caps_file(testing::caps_path("nvidia-h200.json"));
+  planner::TextShape s;
+  s.seq_len = 512;
+  s.num_heads = 32;
+  s.num_kv_heads = 8;
+  s.head_dim = 128;
+  s.kv_len = 512;
+  s.q = DType::f16;
+  s.kv = DType::f16;
+  EXPECT_EQ(planner::plan_text(h200, s, {}).variant->family, "prefill_flash_coopmat");
+  for (DType kv : {DType::i8, DType::i4}) {
+    s.seq_len = 512;
+    s.kv = kv;
+    const planner::TextPlan p = planner::plan_text(h200, s, {});
+    EXPECT_EQ(p.variant->engine, planner::Engine::shared_tiles) << p.variant->name;
+    EXPECT_EQ(p.variant->name, p.variant->family + "_f16_" + std::string(to_string(kv)) + "kv");
+    EXPECT_NE(p.reason.find("the tensor-core prefill takes f16 K/V only"), std::string::npos) << p.reason;
+    s.seq_len = 1;
+    EXPECT_EQ(planner::plan_text(h200, s, {}).variant->family, "decode_flash");
+  }
+}
 
 // A small int8 cache and its append call, for the error tests.
 struct Fixture {
