@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <tuple>
 
 #include "reference/kv_quant_reference.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "shaders/kv_quant_interface.h"
+#include "vkattn/error.hpp"
 #include "vkattn/kvcache.hpp"
 #include "vkattn/recorder.hpp"
 
@@ -56,6 +58,33 @@ QuantizedCache quantize_cache(Context& ctx, const Tensor& k, const Tensor& v, DT
     ctx.download(*scales, std::as_writable_bytes(std::span(all)));
     std::copy_n(all.begin(), scale_bits->size(), scale_bits->begin());
     *values = reference::dequantize_rows(dtype, group, d, words, *scale_bits);
+  }
+  return c;
+}
+
+QuantizedCache load_packed_cache(Context& ctx, const io::NpyArray& k, const io::NpyArray& v,
+                                 const io::NpyArray& k_scale, const io::NpyArray& v_scale, DType dtype, uint32_t d,
+                                 uint32_t group) {
+  const uint32_t lanes = 32 / dtype_bits(dtype);
+  QuantizedCache c;
+  for (auto [codes, scales, values, scale_bits, words_npy, scale_npy, name] :
+       {std::tuple{&c.k, &c.k_scale, &c.k_values, &c.k_scales, &k, &k_scale, "k_scale"},
+        {&c.v, &c.v_scale, &c.v_values, &c.v_scales, &v, &v_scale, "v_scale"}}) {
+    if (scale_npy->descr != "<f2")
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("{}: expected float16 ('<f2') scales, got '{}'", name, scale_npy->descr));
+    // The codes seen as elements of `dtype`: the library checks the packed stride against d.
+    Shape shape(words_npy->shape.begin(), words_npy->shape.end());
+    shape.back() *= lanes;
+    *codes = ctx.tensor(dtype, shape);
+    ctx.upload(*codes, words_npy->data);
+    *scales = ctx.tensor(DType::f16, Shape(scale_npy->shape.begin(), scale_npy->shape.end()));
+    ctx.upload(*scales, scale_npy->data);
+    const std::vector<uint32_t> words = io::as_u32(*words_npy);
+    scale_bits->resize(scale_npy->data.size() / 2);
+    std::memcpy(scale_bits->data(), scale_npy->data.data(), scale_npy->data.size());
+    if (shape.back() == uint64_t(kvquant::packed_stride(lanes, d)) * lanes)
+      *values = reference::dequantize_rows(dtype, group, d, words, *scale_bits);
   }
   return c;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "io/npy.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/text.hpp"
 
@@ -19,6 +20,13 @@ struct QuantizedCache {
 
 // k, v: float caches of any layout ([outer, slots, Hkv, D]), every row quantized.
 QuantizedCache quantize_cache(Context& ctx, const Tensor& k, const Tensor& v, DType dtype, uint32_t group);
+
+// A cache quantized elsewhere: packed u32 words [.., Hkv, packed_stride] and
+// f16 scales, as .npy arrays. A packed stride that does not match head_dim d
+// is the library's error.
+QuantizedCache load_packed_cache(Context& ctx, const io::NpyArray& k, const io::NpyArray& v,
+                                 const io::NpyArray& k_scale, const io::NpyArray& v_scale, DType dtype, uint32_t d,
+                                 uint32_t group);
 
 // Prints both checks (oracle over the dequantized values; original data within
 // the quantization bound) and returns whether both passed.
