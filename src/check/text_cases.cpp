@@ -364,20 +364,71 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "masked rows"});
   }
-  for (const char* family : {"prefill_flash_coopmat", "prefill_flash_emulated"}) {
-    for (size_t i = 0; i < flash.size(); ++i) {
-      TextCase c = flash[i].first;
-      const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
-      c.q = v->q;
-      c.kv = v->kv;
-      c.variant = v->name;
-      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
-                               c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
-      if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
-      c.name = fmt::format("{} {}", v->name, flash[i].second);
-      add(c);
-    }
+  {
+    // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
+    TextCase c = make(1, 29, 4, 2, 72, 45);
+    c.params.causal = true;
+    c.params.start_pos = {16};
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "D72 padded"});
   }
+  // Each case on both builds of a flash_fragments family, f16 and f32 Q in
+  // turn; a row the device cannot run is left out.
+  auto add_on_fragments = [&](std::initializer_list<const char*> families,
+                              const std::vector<std::pair<TextCase, std::string>>& flash) {
+    for (const char* family : families) {
+      for (size_t i = 0; i < flash.size(); ++i) {
+        TextCase c = flash[i].first;
+        const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
+        c.q = v->q;
+        c.kv = v->kv;
+        c.variant = v->name;
+        planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
+                                 c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
+        if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
+        c.name = fmt::format("{} {}", v->name, flash[i].second);
+        add(c);
+      }
+    }
+  };
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash);
+
+  // 5. Decode on the flash_fragments engine (split partials), forced: GQA, MQA
+  //    and MHA rows in one warp, every layout, window and softcap, several
+  //    splits, lengths from GPU buffers (splits sized from the capacity).
+  std::vector<std::pair<TextCase, std::string>> flash_decode;
+  {
+    TextCase c = make(2, 1, 8, 2, 64, full ? 9000 : 700);
+    c.params.kv_len = {c.params.kv_len[0], 333};
+    c.params.start_pos = {c.params.kv_len[0] - 1, 332};
+    set_layout(c, KvLayout::contiguous);
+    flash_decode.push_back({c, "gqa4 batch contiguous"});
+  }
+  {
+    TextCase c = make(1, 1, 8, 1, 128, 500);
+    c.params.start_pos = {520};
+    c.params.kv_start = {21};
+    c.params.window = 300;
+    c.params.causal = true;
+    c.params.softcap = 20.0f;
+    c.logit_scale = 4.0f;
+    set_layout(c, KvLayout::ring);
+    flash_decode.push_back({c, "mqa8 window softcap ring"});
+  }
+  for (uint32_t d : {80u, 96u}) {
+    TextCase c = make(2, 1, 4, 4, d, 260);
+    c.params.start_pos = {259};
+    set_layout(c, KvLayout::paged);
+    flash_decode.push_back({c, fmt::format("mha D{} paged", d)});
+  }
+  {
+    TextCase c = make(3, 1, 32, 8, 128, full ? 4096 : 400);
+    const uint32_t L = c.params.kv_len[0];
+    c.params.kv_len = {L, 17, 0};
+    c.params.start_pos = {L - 1, 16, 0};
+    flash_decode.push_back({from_gpu_buffers(c), "gqa4 batch gpu-lens indirect paged"});
+  }
+  add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
 
   if (full) {
     // Model-sized shapes for the GPU.

@@ -116,10 +116,20 @@ struct Rule {
 
 bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return true; }
 bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { return g.splits >= 2; }
+// Query heads sharing a KV head: their scores are one matrix product per key
+// tile on tensor cores, where the scalar engine spends a dot product, a lane
+// reduction and an exp per head and key (issue-bound on the H200 from 4 heads).
+bool grouped_heads(const DeviceCaps&, const TextShape& s, const TextGeometry&) {
+  return s.num_heads / s.num_kv_heads >= 2;
+}
 
 constexpr Rule kRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
+    {"decode_flash_coopmat",
+     "tensor_core_decode: the query heads of a KV head scored as one matrix product (f16 16x16x16, f32 accumulate), "
+     "splits sized to fill the device",
+     grouped_heads},
     {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
