@@ -57,7 +57,9 @@ TEST(KvQuantPlanner, QuantizedKvRunsOnTheScalarRows) {
     EXPECT_EQ(p.variant->name, p.variant->family + "_f16_" + std::string(to_string(kv)) + "kv");
     EXPECT_NE(p.reason.find("the tensor-core prefill takes f16 K/V only"), std::string::npos) << p.reason;
     s.seq_len = 1;
-    EXPECT_EQ(planner::plan_text(h200, s, {}).variant->family, "decode_flash");
+    const planner::TextPlan d = planner::plan_text(h200, s, {});
+    EXPECT_EQ(d.variant->family, "decode_flash");
+    EXPECT_NE(d.reason.find("the tensor-core decode takes f16 K/V only"), std::string::npos) << d.reason;
   }
 }
 

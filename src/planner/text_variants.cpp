@@ -60,7 +60,7 @@ constexpr DtypeCombo kCombos[] = {
 // Matrix fragments are f16: the flash engine takes f16 K/V, and Q in f16 or
 // f32 (rounded to f16 once, so reduced precision). bf16 and quantized K/V stay
 // on the scalar rows (their fragment loads would have to dequantize; the
-// scalar prefill rows do, and the planner says so in its reason).
+// scalar rows do, and the planner says so in its reason).
 bool takes(const Family& f, const DtypeCombo& c) {
   return f.engine != Engine::flash_fragments || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
 }
