@@ -123,7 +123,8 @@ std::vector<double> quant_attention_bound(const TextAttentionParams& p, std::spa
     double qsum = 0.0;
     for (uint32_t i = 0; i < d; ++i) qsum += std::fabs(double(q[row * d + i]));
     const double delta = std::fabs(double(p.effective_scale())) * qsum * ek;
-    std::fill_n(out.begin() + row * d, d, std::expm1(2 * delta) * vmax + ev);
+    // The weights are two distributions: they differ by at most 2 in total, however large delta is.
+    std::fill_n(out.begin() + row * d, d, std::min(std::expm1(2 * delta), 2.0) * vmax + ev);
   }
   return out;
 }

@@ -42,7 +42,8 @@ std::vector<double> quant_row_error(DType dtype, uint32_t group, uint32_t d, std
 // per output element [B, S, H, D]. Each score moves by at most
 // delta = scale * sum|q| * eK (eK the largest K row error), so each softmax
 // weight moves by a factor within e^(+-2 delta) and sum_j |p'_j - p_j| <=
-// e^(2 delta) - 1; the output moves by at most (e^(2 delta) - 1) * max|v| + eV.
+// min(e^(2 delta) - 1, 2) (two distributions differ by at most 2); the output
+// moves by at most min(e^(2 delta) - 1, 2) * max|v| + eV.
 // Softcap only shrinks score differences. k_err/v_err are quant_row_error of
 // the cache rows; v is the original V.
 std::vector<double> quant_attention_bound(const TextAttentionParams& p, std::span<const float> q,
