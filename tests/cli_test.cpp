@@ -17,6 +17,7 @@
 
 #include "cli_run.hpp"
 #include "io/npy.hpp"
+#include "reference/kv_quant_reference.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -449,6 +450,75 @@ TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
   }
   Result progress = run("check --filter \"decode_split_f32 contiguous\"");
   EXPECT_THAT(progress.output, HasSubstr("[1/1] case decode_split_f32 contiguous"));
+}
+
+
+TEST_F(Cli, RunTextOverAQuantizedCache) {
+  // Paged int4 with a scale per 32 elements and contiguous int8: both checks printed and passed.
+  write_float("q.npy", DType::f32, {2, 3, 4, 64}, 1.5f);
+  write_float("k.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_i32("table.npy", {6, 0, 3, 1, 5, 4, 2, 2}, {2, 4});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout paged --page-table " + path("table.npy") +
+                 " --kv-len 13 --causal --kv-dtype i4 --quant-group 32 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i4kv"));
+  EXPECT_THAT(r.output, HasSubstr("quantized KV: the tensor-core prefill takes f16 K/V only"));
+  EXPECT_THAT(line_starting(r.output, "max relative error vs float64 oracle over the dequantized cache"), HasSubstr("PASS"));
+  EXPECT_THAT(line_starting(r.output, "max error vs float64 oracle over the original K/V"), HasSubstr("PASS"));
+  write_float("k.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("q.npy", DType::f32, {2, 1, 4, 64}, 1.5f);
+  r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+          path("o.npy") + " --causal --kv-dtype i8 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i8kv"));
+  EXPECT_EQ(run("run text --q q.npy --k k.npy --v v.npy --out o.npy --kv-dtype i2").status, 2);
+}
+
+
+TEST_F(Cli, RunTextOverAPackedCacheFromElsewhere) {
+  // doppler's format on disk: u32 words [B, C, Hkv, ceil(D/4)] and f16 scales [B, C, Hkv].
+  auto q = write_float("q.npy", DType::f32, {1, 1, 4, 64}, 1.5f);
+  std::vector<float> k = write_float("kf.npy", DType::f32, {1, 12, 2, 64}, 1.0f);
+  std::vector<float> v = write_float("vf.npy", DType::f32, {1, 12, 2, 64}, 1.0f);
+  auto write_packed = [&](const std::string& stem, const std::vector<float>& x, uint64_t words_per_row) {
+    const auto packed = reference::quantize_rows(DType::i8, 0, 64, x);
+    std::vector<uint32_t> words;
+    for (size_t r = 0; r < 24; ++r)
+      for (uint64_t w = 0; w < words_per_row; ++w) words.push_back(w < 16 ? packed.words[r * 16 + w] : 0u);
+    io::write_npy(path(stem + "w.npy"), io::npy_from_u32(words, {1, 12, 2, words_per_row}));
+    io::NpyArray scales;
+    scales.descr = "<f2";
+    scales.shape = {1, 12, 2};
+    scales.data.resize(packed.scales.size() * 2);
+    std::memcpy(scales.data.data(), packed.scales.data(), scales.data.size());
+    io::write_npy(path(stem + "s.npy"), scales);
+    return reference::dequantize_rows(DType::i8, 0, 64, packed.words, packed.scales);
+  };
+  const std::vector<float> kd = write_packed("k", k, 16), vd = write_packed("v", v, 16);
+  const std::string args = "run text --q " + path("q.npy") + " --k " + path("kw.npy") + " --v " + path("vw.npy") +
+                           " --k-scale " + path("ks.npy") + " --v-scale " + path("vs.npy") + " --out " + path("o.npy") +
+                           " --kv-dtype i8 --causal --check";
+  Result r = run(args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("over the dequantized cache"));
+  TextAttentionParams p;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.kv_capacity = 12;
+  p.kv_len = {12};
+  p.start_pos = {11};
+  p.causal = true;
+  expect_matches_oracle("o.npy", p, q, kd, vd, DType::f32, DType::f32);
+  // A packed stride for D = 32 under 64-element queries.
+  write_packed("k", k, 8);
+  write_packed("v", v, 8);
+  r = run(args);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("k: expected packed_stride ceil(head_dim / 4) = 16 u32 words"));
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <functional>
 #include <random>
 
-#include "check/host_data.hpp"
+#include "check/host_tensor.hpp"
 #include "check/kvtier_cases.hpp"
 #include "check/large_pool_case.hpp"
 #include "expect_error.hpp"

@@ -153,6 +153,8 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
   EXPECT_EQ(find_text_variant("nosuch"), nullptr);
   EXPECT_EQ(dtype_suffix(DType::f32, DType::f16), "f16kv");
   EXPECT_EQ(dtype_suffix(DType::bf16, DType::bf16), "bf16");
+  EXPECT_EQ(dtype_suffix(DType::f32, DType::i8), "i8kv");
+  EXPECT_EQ(dtype_suffix(DType::f16, DType::i4), "f16_i4kv");
 }
 
 // ---- decode rules ---------------------------------------------------------

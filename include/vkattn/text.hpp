@@ -43,6 +43,9 @@ struct VKATTN_API TextAttentionParams {
   std::vector<uint32_t> kv_len{0};     // keys per sequence
   std::vector<uint32_t> start_pos{0};  // absolute position of query row 0
   std::vector<uint32_t> kv_start{0};   // absolute position of key 0
+  // Quantized K/V (i8 or i4 caches, see vkattn/kvcache.hpp): 0 for one scale
+  // per (token, KV head) row, 32 for one per 32 elements along head_dim.
+  uint32_t kv_quant_group = 0;
 
   float effective_scale() const;
   // The layout the K/V slots (the cold tier's, for tiered) are addressed by.
@@ -56,7 +59,8 @@ struct VKATTN_API TextAttentionParams {
 // per-sequence params on the GPU, so one recording replays across decode steps.
 struct TextAttentionTensors {
   Tensor q;           // [B, S, H, D] f32 | f16 | bf16
-  Tensor k, v;        // [B, C, Hkv, D], or paged pool [P, page_size, Hkv, D]; f32 | f16 | bf16 (tiered: cold tier, f16 | bf16)
+  Tensor k, v;        // [B, C, Hkv, D], or paged pool [P, page_size, Hkv, D]; f32 | f16 | bf16 | i8 | i4
+                      // (tiered: the cold tier, f16 | bf16 | i8 | i4)
   Tensor hot_k, hot_v;  // tiered: the hot ring, f16 [B, hot_window, Hkv, D]
   Tensor out;         // [B, S, H, D] f32 | f16 | bf16
   Tensor page_table;  // paged: u32 [B, max_pages]
@@ -64,6 +68,7 @@ struct TextAttentionTensors {
   Tensor start_pos;   // optional u32 [B]
   Tensor kv_start;    // optional u32 [B]
   Tensor indirect;    // optional u32 [3]: workgroup counts read on the GPU
+  Tensor k_scale, v_scale;  // i8/i4 K/V: f16 [B, C, Hkv] (or [P, page_size, Hkv]), x groups with kv_quant_group
 };
 
 // What a recorded call chose.

@@ -57,5 +57,6 @@ std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size)
 std::vector<CheckCase> vision_demo_cases(DemoSize size);
 std::vector<CheckCase> audio_check_cases(const DeviceCaps& caps, GridSize size);
 std::vector<CheckCase> audio_demo_cases(DemoSize size);
+// kvcache: kvcache_cases.hpp.
 
 }  // namespace vkattn::check

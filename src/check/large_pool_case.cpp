@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "check/host_data.hpp"
+#include "check/host_tensor.hpp"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
 #include "reference/text_reference.hpp"
@@ -35,12 +35,12 @@ CheckResult run_large_pool_case(Context& ctx, const LargePoolCase& c, const RunO
     std::mt19937 rng(c.call.seed);
     const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
     const Shape page_shape{p.kv_capacity, p.num_kv_heads, p.head_dim};
-    HostTensor q = encode(c.call.q, normal(rng, element_count(q_shape), c.call.logit_scale));
-    HostTensor k = encode(c.call.kv, normal(rng, used * page_elems, 1.0f));
-    HostTensor v = encode(c.call.kv, normal(rng, used * page_elems, 1.0f));
+    host::Values q = host::to_storage(c.call.q, host::gaussian(rng, element_count(q_shape), c.call.logit_scale));
+    host::Values k = host::to_storage(c.call.kv, host::gaussian(rng, used * page_elems, 1.0f));
+    host::Values v = host::to_storage(c.call.kv, host::gaussian(rng, used * page_elems, 1.0f));
 
     TextAttentionTensors t;
-    t.q = upload(ctx, c.call.q, q_shape, q.bytes);
+    t.q = host::upload(ctx, c.call.q, q_shape, q.bytes);
     t.out = ctx.tensor(c.call.out, q_shape);
     t.k = ctx.tensor(c.call.kv, {p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim});
     t.v = ctx.tensor(c.call.kv, {p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim});
@@ -51,14 +51,14 @@ CheckResult run_large_pool_case(Context& ctx, const LargePoolCase& c, const RunO
         ctx.upload(page, std::span(host->bytes).subspan(u * page_bytes, page_bytes));
       }
     }
-    t.page_table = upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
-    HostTensor hot_k, hot_v;
+    t.page_table = host::upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
+    host::Values hot_k, hot_v;
     if (p.layout == KvLayout::tiered) {
       const Shape hot_shape{p.batch, p.hot_window, p.num_kv_heads, p.head_dim};
-      hot_k = encode(DType::f16, normal(rng, element_count(hot_shape), 1.5f));
-      hot_v = encode(DType::f16, normal(rng, element_count(hot_shape), 1.5f));
-      t.hot_k = upload(ctx, DType::f16, hot_shape, hot_k.bytes);
-      t.hot_v = upload(ctx, DType::f16, hot_shape, hot_v.bytes);
+      hot_k = host::to_storage(DType::f16, host::gaussian(rng, element_count(hot_shape), 1.5f));
+      hot_v = host::to_storage(DType::f16, host::gaussian(rng, element_count(hot_shape), 1.5f));
+      t.hot_k = host::upload(ctx, DType::f16, hot_shape, hot_k.bytes);
+      t.hot_v = host::upload(ctx, DType::f16, hot_shape, hot_v.bytes);
     }
 
     Recorder rec(ctx);
@@ -68,7 +68,7 @@ CheckResult run_large_pool_case(Context& ctx, const LargePoolCase& c, const RunO
     rec.run();
     std::vector<std::byte> out_bytes(t.out.bytes());
     ctx.download(t.out, out_bytes);
-    const std::vector<float> got = decode(c.call.out, out_bytes, element_count(q_shape));
+    const std::vector<float> got = host::from_storage(c.call.out, out_bytes, element_count(q_shape));
 
     // The oracle reads the same keys from a pool of just the used pages.
     TextAttentionParams compact = p;

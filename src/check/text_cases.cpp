@@ -1,5 +1,5 @@
 #include "check/text_cases.hpp"
-#include "check/host_data.hpp"
+#include "check/host_tensor.hpp"
 #include "check/text_work.hpp"
 #include "check/timing.hpp"
 
@@ -68,15 +68,15 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
     const Shape kv_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                  : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
-    HostTensor q = encode(c.q, normal(rng, q_elems, c.logit_scale));
-    HostTensor k = encode(c.kv, normal(rng, kv_elems, 1.0f));
-    HostTensor v = encode(c.kv, normal(rng, kv_elems, 1.0f));
+    host::Values q = host::to_storage(c.q, host::gaussian(rng, q_elems, c.logit_scale));
+    host::Values k = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
+    host::Values v = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
     // The hot ring holds values unlike the cold tier's, so a key read from the
     // wrong tier shows in the output.
     const Shape hot_shape{p.batch, p.hot_window, p.num_kv_heads, p.head_dim};
     const uint64_t hot_elems = tiered ? element_count(hot_shape) : 0;
-    HostTensor hot_k = encode(DType::f16, normal(rng, hot_elems, 1.5f));
-    HostTensor hot_v = encode(DType::f16, normal(rng, hot_elems, 1.5f));
+    host::Values hot_k = host::to_storage(DType::f16, host::gaussian(rng, hot_elems, 1.5f));
+    host::Values hot_v = host::to_storage(DType::f16, host::gaussian(rng, hot_elems, 1.5f));
 
     std::vector<uint32_t> table;
     if (paged) {
@@ -89,18 +89,18 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     }
 
     TextAttentionTensors t;
-    t.q = upload(ctx, c.q, q_shape, q.bytes);
-    t.k = upload(ctx, c.kv, kv_shape, k.bytes);
-    t.v = upload(ctx, c.kv, kv_shape, v.bytes);
+    t.q = host::upload(ctx, c.q, q_shape, q.bytes);
+    t.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+    t.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
     t.out = ctx.tensor(c.out, q_shape);
     if (tiered) {
-      t.hot_k = upload(ctx, DType::f16, hot_shape, hot_k.bytes);
-      t.hot_v = upload(ctx, DType::f16, hot_shape, hot_v.bytes);
+      t.hot_k = host::upload(ctx, DType::f16, hot_shape, hot_k.bytes);
+      t.hot_v = host::upload(ctx, DType::f16, hot_shape, hot_v.bytes);
     }
-    if (paged) t.page_table = upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
-    if (c.gpu_kv_len) t.kv_len = upload_u32(ctx, per_batch(p.kv_len, p.batch));
-    if (c.gpu_start_pos) t.start_pos = upload_u32(ctx, per_batch(p.start_pos, p.batch));
-    if (c.gpu_kv_start) t.kv_start = upload_u32(ctx, per_batch(p.kv_start, p.batch));
+    if (paged) t.page_table = host::upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
+    if (c.gpu_kv_len) t.kv_len = host::upload_u32(ctx, per_batch(p.kv_len, p.batch));
+    if (c.gpu_start_pos) t.start_pos = host::upload_u32(ctx, per_batch(p.start_pos, p.batch));
+    if (c.gpu_kv_start) t.kv_start = host::upload_u32(ctx, per_batch(p.kv_start, p.batch));
 
     const PlanOptions options = plan_options(c);
     Recorder rec(ctx);
@@ -108,7 +108,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
       // Plan once to learn the grid, then record the call with counts from the GPU.
       Recorder probe(ctx);
       TextCallInfo shape_info = text_attention(probe, p, t, options);
-      t.indirect = upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
+      t.indirect = host::upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
     }
     TextCallInfo info = text_attention(rec, p, t, options);
     r.variant = info.variant;
@@ -116,16 +116,16 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     rec.run();
     std::vector<std::byte> out_bytes(t.out.bytes());
     ctx.download(t.out, out_bytes);
-    std::vector<float> got = decode(c.out, out_bytes, q_elems);
+    std::vector<float> got = host::from_storage(c.out, out_bytes, q_elems);
 
     if (timed_runs > 0 && ctx.caps().timestamps) {
       // Copies of the inputs to rotate among, so repeats do not hit the cache.
       std::vector<TextAttentionTensors> sets{t};
       for (uint32_t i = 1; i < rotation_sets(t.k.bytes() + t.v.bytes()); ++i) {
         TextAttentionTensors copy = t;
-        copy.q = upload(ctx, c.q, q_shape, q.bytes);
-        copy.k = upload(ctx, c.kv, kv_shape, k.bytes);
-        copy.v = upload(ctx, c.kv, kv_shape, v.bytes);
+        copy.q = host::upload(ctx, c.q, q_shape, q.bytes);
+        copy.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+        copy.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
         copy.out = ctx.tensor(c.out, q_shape);
         sets.push_back(copy);
       }
@@ -230,6 +230,9 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   //    alternate a contiguous and a paged cold tier across the variants.
   size_t tiered_count = 0;
   for (const auto& v : planner::text_variants()) {
+    // Quantized K/V rows are the kvcache family's (kvcache_cases.cpp): their
+    // caches are written by kv_append and judged twice.
+    if (v.kv == DType::i8 || v.kv == DType::i4) continue;
     for (KvLayout layout : {KvLayout::contiguous, KvLayout::ring, KvLayout::paged, KvLayout::tiered}) {
       if (layout == KvLayout::tiered && v.kv == DType::f32) continue;  // the tiers share 16-bit rows
       const bool decode = v.phase == Phase::decode;

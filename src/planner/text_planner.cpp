@@ -283,6 +283,11 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.geometry = *g.geometry;
     plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
+    // Prefill on any device, decode where tensor-core rows exist: say why they were not taken.
+    if ((s.kv == DType::i8 || s.kv == DType::i4) && (s.phase() == Phase::prefill || caps.cooperative_matrix_nv))
+      plan.reason += fmt::format("; quantized KV: the tensor-core {} takes f16 K/V only, scalar rows dequantize in "
+                                 "the kernel",
+                                 to_string(s.phase()));
     log_selection_once("text", v->name, plan.reason);
     return plan;
   }

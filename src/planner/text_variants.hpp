@@ -53,7 +53,7 @@ struct TextVariant {
 const std::vector<TextVariant>& text_variants();
 const TextVariant* find_text_variant(const std::string& name);
 
-// Dtype suffix of a (q, kv) pair: f32, f16kv, f16, bf16kv, bf16.
+// Dtype suffix of a (q, kv) pair: f32, f16kv, f16, bf16kv, bf16, i8kv, f16_i8kv, i4kv, f16_i4kv.
 std::string dtype_suffix(DType q, DType kv);
 
 }  // namespace vkattn::planner

@@ -22,3 +22,5 @@ vkattn_shader(text_decode_online_subgroup_kv_address src/shaders/text_decode_onl
 vkattn_shader(text_decode_flash_kv_address src/shaders/text_decode_flash.comp KV_BY_ADDRESS=1)
 vkattn_shader(flash_coopmat_kv_address src/shaders/flash_coopmat.comp KV_BY_ADDRESS=1)
 vkattn_shader(flash_coopmat_emulated_kv_address src/shaders/flash_coopmat.comp FLASH_EMULATED=1 KV_BY_ADDRESS=1)
+# KV-cache writes (kv_append): one module, flavours by specialization constant.
+vkattn_shader(kv_append src/shaders/kv_append.comp)

@@ -34,6 +34,7 @@ layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -46,6 +47,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint ROWS = Q_POS * HEAD_GROUP;
 const uint D4 = D / 4;
@@ -131,8 +133,13 @@ void main() {
       vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
       KvRow row = kv_row_none();
       if (jj < j_hi - t0 && kv_row(b, kv_start + t0 + jj, kvh, row)) {
-        unpack_words(kv_row_type(row.hot), kv_word4(true, row, w), klo, khi);
-        unpack_words(kv_row_type(row.hot), kv_word4(false, row, w), vlo, vhi);
+        if (kv_quantized() && !row.hot) {  // quantized cold rows: units of 8 codes and their scale
+          kvq_unpack8(kvq_load8(true, row.k + 8u * w), klo, khi);
+          kvq_unpack8(kvq_load8(false, row.v + 8u * w), vlo, vhi);
+        } else {
+          unpack_words(kv_row_type(row.hot), kv_word4(true, row, w), klo, khi);
+          unpack_words(kv_row_type(row.hot), kv_word4(false, row, w), vlo, vhi);
+        }
       }
       if (KV_TYPE == TEXT_DT_F32) {
         k_tile[jj * K_STRIDE + w] = klo;

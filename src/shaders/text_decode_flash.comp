@@ -43,6 +43,7 @@ layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
 layout(constant_id = TEXT_SC_KEY_LANES) const uint KEY_LANES = 16;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -55,8 +56,9 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
-const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word
+const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
 const uint ROW_WORDS = D / EPW;                                     // words per K/V row
 const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
 const uint GROUPS_PER_SG = SG / KEY_LANES;
@@ -80,6 +82,12 @@ void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
   } else {
     unpack_words(Q_TYPE, q_words[(row + e) / 8u], lo, hi);
   }
+}
+
+// A loaded K/V word (or quantized unit) as values.
+void kv_unpack(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
+  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) kvq_unpack8(w, lo, hi);
+  else unpack_words(type, w, lo, hi);
 }
 
 // Sum over the KEY_LANES lanes of this lane's key group; every lane gets it.
@@ -151,16 +159,19 @@ void main() {
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
         const uint c = key_lane + w * KEY_LANES;
         const bool in_row = ok[u] && c < ROW_WORDS;
-        // The hot ring's f16 rows have as many words as the (16-bit) cold rows.
-        kw[u][w] = in_row ? kv_word4(true, row, c) : uvec4(0u);
-        vw[u][w] = in_row ? kv_word4(false, row, c) : uvec4(0u);
+        // The hot ring's f16 rows have as many words as the (16-bit) cold rows;
+        // quantized cold rows: a unit of 8 codes and its scale (4 or 8 bytes
+        // per lane instead of 16).
+        const bool codes = kv_quantized() && !row.hot;
+        kw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(true, row.k + c * EPW) : kv_word4(true, row, c);
+        vw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(false, row.v + c * EPW) : kv_word4(false, row, c);
       }
     }
     // Step 2: scores of every head for the step's keys.
     float s[HEAD_GROUP][TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 klo[WORDS_PER_LANE], khi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(kv_row_type(hot[u]), kw[u][w], klo[w], khi[w]);
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), kw[u][w], klo[w], khi[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         float d = 0.0;
         [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
@@ -191,7 +202,7 @@ void main() {
     }
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 vlo[WORDS_PER_LANE], vhi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(kv_row_type(hot[u]), vw[u][w], vlo[w], vhi[w]);
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), vw[u][w], vlo[w], vhi[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         const float p = text_softmax_weight(s[g][u], m[g]);
         l[g] += p;

@@ -38,6 +38,7 @@ layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 #ifdef USE_SUBGROUP
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
 #else
@@ -55,6 +56,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint D4 = D / 4;
 const uint CPL = (D4 + SG - 1) / SG;  // vec4 slices per lane
@@ -75,6 +77,7 @@ shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
 // vec4 slice `c` (4 elements) of a K (is_k) or V row.
 vec4 load_slice(bool is_k, KvRow row, uint c) {
   const uint type = kv_row_type(row.hot);
+  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) return kvq_load4(is_k, (is_k ? row.k : row.v) + 4u * c);
   if (type == TEXT_DT_F32) return uintBitsToFloat(kv_word4(is_k, row, c));
   uvec2 w = kv_word2(is_k, row, c);
   if (type == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));

@@ -18,17 +18,17 @@
 
 namespace vkattn {
 
-namespace {
-
-uint32_t dt_code(DType t) {
+uint32_t text::dtype_code(DType t) {
   switch (t) {
     case DType::f16: return TEXT_DT_F16;
     case DType::bf16: return TEXT_DT_BF16;
+    case DType::i8: return TEXT_DT_INT8;
+    case DType::i4: return TEXT_DT_INT4;
     default: return TEXT_DT_F32;
   }
 }
 
-uint32_t layout_code(KvLayout l) {
+uint32_t text::layout_code(KvLayout l) {
   switch (l) {
     case KvLayout::ring: return TEXT_LAYOUT_RING;
     case KvLayout::paged: return TEXT_LAYOUT_PAGED;
@@ -36,6 +36,8 @@ uint32_t layout_code(KvLayout l) {
     default: return TEXT_LAYOUT_CONTIGUOUS;
   }
 }
+
+namespace {
 
 // A per-sequence value: one for all (push constant), or one each (GPU buffer).
 struct PerSequence {
@@ -104,14 +106,15 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_Q_POS] = g.q_pos;
   spec[TEXT_SC_HEAD_GROUP] = g.head_group;
   spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
-  spec[TEXT_SC_Q_TYPE] = dt_code(t.q.dtype());
-  spec[TEXT_SC_KV_TYPE] = dt_code(t.k.dtype());
-  spec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
-  spec[TEXT_SC_LAYOUT] = layout_code(p.layout);
+  spec[TEXT_SC_Q_TYPE] = text::dtype_code(t.q.dtype());
+  spec[TEXT_SC_KV_TYPE] = text::dtype_code(t.k.dtype());
+  spec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
+  spec[TEXT_SC_LAYOUT] = text::layout_code(p.layout);
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
+  spec[TEXT_SC_KV_GROUP] = text::is_quantized(t.k.dtype()) ? p.kv_quant_group : 0;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
   // A pool past one binding is read through device addresses, by the same kernel built that way.
   const bool by_address = text::kv_by_address(t, caps);
@@ -165,7 +168,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     uint32_t wg = 1;
     while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
     rspec[TEXT_SC_WG_SIZE] = wg;
-    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+    rspec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
     reduce = &rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
   }
 
@@ -227,6 +230,9 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;
+  const bool quantized = text::is_quantized(t.k.dtype());
+  buffers[TEXT_BIND_K_SCALE] = quantized ? vk::ref(t.k_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
+  buffers[TEXT_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
   const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
   buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
   buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shaders/kv_quant_interface.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::text {
@@ -25,12 +26,30 @@ bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType
 // (the errors say so), or by its device address (neither limit applies).
 enum class Reach { bound, kv_bound, by_address };
 
-void check_tensor(const char* name, const Tensor& t, const Shape& want, bool float_type, const DeviceCaps& caps,
-                  Reach reach = Reach::bound) {
+void check_tensor_reached(const char* name, const Tensor& t, const Shape& want, TensorKind kind,
+                          const DeviceCaps& caps, Reach reach) {
   if (!t.valid()) bad(fmt::format("{}: expected a tensor of shape {}, got none", name, shape_to_string(want)));
-  if (float_type ? !is_float(t.dtype()) : t.dtype() != DType::u32)
-    bad(fmt::format("{}: expected dtype {}, got {}", name, float_type ? "f32, f16 or bf16" : "u32",
-                    to_string(t.dtype())));
+  const bool dtype_ok = kind == TensorKind::index   ? t.dtype() == DType::u32
+                        : kind == TensorKind::value ? is_float(t.dtype())
+                        : kind == TensorKind::kv    ? is_float(t.dtype()) || is_quantized(t.dtype())
+                                                    : t.dtype() == DType::f16;
+  if (!dtype_ok) {
+    const char* names[] = {"f32, f16 or bf16", "f32, f16, bf16, i8 or i4", "u32", "f16"};
+    bad(fmt::format("{}: expected dtype {}, got {}", name, names[int(kind)], to_string(t.dtype())));
+  }
+  if (is_quantized(t.dtype())) {
+    // Packed rows: the last dimension in u32 words must be packed_stride.
+    const uint32_t lanes = 32 / dtype_bits(t.dtype());
+    const uint64_t want_words = (want.back() + lanes - 1) / lanes;
+    const uint64_t got_words = t.shape().empty() ? 0 : (t.shape().back() + lanes - 1) / lanes;
+    if (got_words != want_words && t.shape().size() == want.size())
+      bad(fmt::format("{}: expected packed_stride ceil(head_dim / {}) = {} u32 words per (token, KV head) row for {} "
+                      "head_dim {}, got {} (shape {})",
+                      name, lanes, want_words, to_string(t.dtype()), want.back(), got_words, shape_to_string(t.shape())));
+    if (!t.contiguous())
+      bad(fmt::format("{}: expected a dense {} cache (rows packed back to back), got strides {}", name,
+                      to_string(t.dtype()), shape_to_string(t.strides())));
+  }
   if (element_count(t.shape()) != element_count(want) || (t.shape().size() == want.size() && t.shape() != want))
     bad(fmt::format("{}: expected shape {}, got {}", name, shape_to_string(want), shape_to_string(t.shape())));
   if (!t.contiguous() && t.shape().size() != want.size())
@@ -75,6 +94,12 @@ void check_addressable(const char* name, const Tensor& t) {
 
 }  // namespace
 
+bool is_quantized(DType t) { return t == DType::i8 || t == DType::i4; }
+
+void check_tensor(const char* name, const Tensor& t, const Shape& want, TensorKind kind, const DeviceCaps& caps) {
+  check_tensor_reached(name, t, want, kind, caps, Reach::bound);
+}
+
 RowStrides row_strides(const char* name, const Tensor& t, const Shape& want) {
   const Shape s = t.contiguous() ? Tensor::contiguous_strides(want) : t.strides();
   // The kernels read rows as 16-byte words: the head dim is contiguous and
@@ -84,6 +109,18 @@ RowStrides row_strides(const char* name, const Tensor& t, const Shape& want) {
     bad(fmt::format("{}: expected strides [multiple of 8, multiple of 8, multiple of 8, 1], got {}", name,
                     shape_to_string(s)));
   return {static_cast<uint32_t>(s[0]), static_cast<uint32_t>(s[1]), static_cast<uint32_t>(s[2])};
+}
+
+void check_quant_group(uint32_t group) {
+  if (group != KV_QUANT_GROUP_ROW && group != KV_QUANT_GROUP)
+    bad(fmt::format("kv_quant_group: expected {} (one scale per row) or {} (per {} elements), got {}", KV_QUANT_GROUP_ROW,
+                    KV_QUANT_GROUP, KV_QUANT_GROUP, group));
+}
+
+Shape scale_shape(const Shape& kv_shape, uint32_t group) {
+  Shape s(kv_shape.begin(), kv_shape.end() - 1);
+  if (group != KV_QUANT_GROUP_ROW) s.push_back(kvquant::scale_groups(group, uint32_t(kv_shape.back())));
+  return s;
 }
 
 void validate_params(const TextAttentionParams& p) {
@@ -160,31 +197,36 @@ Shape hot_kv_shape(const TextAttentionParams& p) { return {p.batch, p.hot_window
 void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps) {
   const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
   const Shape kvshape = kv_shape(p);
-  check_tensor("q", t.q, qshape, true, caps);
+  check_tensor("q", t.q, qshape, TensorKind::value, caps);
   const bool by_address = kv_by_address(t, caps);
+  if (by_address && is_quantized(t.k.dtype()))
+    throw Error(ErrorKind::unsupported,
+                fmt::format("k: expected an {} cache within one storage-buffer binding ({} bytes), got {} bytes "
+                            "(quantized pools are not read by device address)",
+                            to_string(t.k.dtype()), caps.max_storage_buffer_range, t.k.bytes()));
   const Reach kv_reach = by_address ? Reach::by_address : Reach::kv_bound;
-  check_tensor("k", t.k, kvshape, true, caps, kv_reach);
-  check_tensor("v", t.v, kvshape, true, caps, kv_reach);
+  check_tensor_reached("k", t.k, kvshape, TensorKind::kv, caps, kv_reach);
+  check_tensor_reached("v", t.v, kvshape, TensorKind::kv, caps, kv_reach);
   if (by_address) {
     check_addressable("k", t.k);
     check_addressable("v", t.v);
   }
-  check_tensor("out", t.out, qshape, true, caps);
+  check_tensor("out", t.out, qshape, TensorKind::value, caps);
   if (t.k.dtype() != t.v.dtype())
     bad(fmt::format("v: expected the dtype of k ({}), got {}", to_string(t.k.dtype()), to_string(t.v.dtype())));
-  if (t.q.dtype() != DType::f32 && t.q.dtype() != t.k.dtype())
+  if (t.q.dtype() != DType::f32 && t.q.dtype() != t.k.dtype() && !is_quantized(t.k.dtype()))
     bad(fmt::format("k: expected {} (Q is {}; mixed Q/KV takes f32 Q), got {}", to_string(t.q.dtype()),
                     to_string(t.q.dtype()), to_string(t.k.dtype())));
   if (p.slot_layout() == KvLayout::paged)
-    check_tensor("page_table", t.page_table, {p.batch, p.max_pages}, false, caps);
+    check_tensor("page_table", t.page_table, {p.batch, p.max_pages}, TensorKind::index, caps);
   if (p.layout == KvLayout::tiered) {
     // The kernels read both tiers through one row geometry (16-bit words) and
     // address the hot ring as a packed tensor.
-    if (t.k.dtype() != DType::f16 && t.k.dtype() != DType::bf16)
-      bad(fmt::format("k: expected f16 or bf16 for the cold tier of the tiered layout, got {}",
+    if (t.k.dtype() == DType::f32)
+      bad(fmt::format("k: expected f16, bf16, i8 or i4 for the cold tier of the tiered layout, got {}",
                       to_string(t.k.dtype())));
     for (auto [name, tensor] : {std::pair{"hot_k", &t.hot_k}, {"hot_v", &t.hot_v}}) {
-      check_tensor(name, *tensor, hot_kv_shape(p), true, caps);
+      check_tensor(name, *tensor, hot_kv_shape(p), TensorKind::value, caps);
       if (tensor->dtype() != DType::f16)
         bad(fmt::format("{}: expected dtype f16 (the hot ring), got {}", name, to_string(tensor->dtype())));
       if (!tensor->contiguous())
@@ -198,8 +240,14 @@ void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& 
                         to_string(p.layout), shape_to_string(tensor->shape())));
   }
   for (auto [name, tensor] : {std::pair{"kv_len", &t.kv_len}, {"start_pos", &t.start_pos}, {"kv_start", &t.kv_start}})
-    if (tensor->valid()) check_tensor(name, *tensor, {p.batch}, false, caps);
-  if (t.indirect.valid()) check_tensor("indirect", t.indirect, {3}, false, caps);
+    if (tensor->valid()) check_tensor(name, *tensor, {p.batch}, TensorKind::index, caps);
+  if (t.indirect.valid()) check_tensor("indirect", t.indirect, {3}, TensorKind::index, caps);
+  if (is_quantized(t.k.dtype())) {
+    check_quant_group(p.kv_quant_group);
+    const Shape sshape = scale_shape(kvshape, p.kv_quant_group);
+    check_tensor("k_scale", t.k_scale, sshape, TensorKind::scale, caps);
+    check_tensor("v_scale", t.v_scale, sshape, TensorKind::scale, caps);
+  }
 }
 
 }  // namespace vkattn::text
