@@ -409,3 +409,34 @@ TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
 
 }  // namespace
 }  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+TEST_F(Cli, RunBdpaBuildsOnTheGpuAndChecksBothWays) {
+  write_float("q.npy", DType::f32, {1, 4, 4, 64}, 1.0f);
+  write_float("k.npy", DType::f16, {1, 40, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f16, {1, 40, 2, 64}, 1.0f);
+  std::vector<int32_t> tokens(40);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t(i % 5 * 3);  // 5 distinct ids below 13
+  write_i32("t.npy", tokens, {1, 40});
+  const std::string io = "run bdpa --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") +
+                         " --out " + path("o.npy") + " --device cpu ";
+  Result r = run(io + "--tokens " + path("t.npy") + " --causal --rope interleaved --rotary-dim 32 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("variant: bdpa_prefill_tiled_f16kv"));
+  EXPECT_THAT(r.output, HasSubstr("basis rows: 5 for 40 slots"));
+  EXPECT_THAT(line_starting(r.output, "exact path"), HasSubstr("PASS"));
+  EXPECT_THAT(line_starting(r.output, "end to end"), HasSubstr("PASS"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("validation:")));
+  write_i32("short.npy", tokens, {2, 20});
+  Result wrong = run(io + "--tokens " + path("short.npy"));
+  EXPECT_EQ(wrong.status, 2) << wrong.output;
+  EXPECT_THAT(wrong.output, HasSubstr("tokens: expected shape [1, 40], got [2, 20]"));
+  Result odd = run(io + "--tokens " + path("t.npy") + " --rotary-dim 7");
+  EXPECT_EQ(odd.status, 2) << odd.output;
+  EXPECT_THAT(odd.output, HasSubstr("rotary_dim: expected an even number <= head_dim (64), got 7"));
+}
+
+}  // namespace
+}  // namespace vkattn

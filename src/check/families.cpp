@@ -7,6 +7,12 @@ namespace vkattn::check {
 
 namespace {
 
+// KV-cache kinds beyond the text layouts: BDPA.
+std::vector<CheckCase> kvcache_check_cases(const DeviceCaps& caps, GridSize size) {
+  return bdpa_check_cases(caps, size);
+}
+std::vector<CheckCase> kvcache_demo_cases(DemoSize size) { return bdpa_demo_cases(size); }
+
 struct Family {
   const char* name;
   std::vector<CheckCase> (*grid)(const DeviceCaps&, GridSize);
@@ -17,6 +23,7 @@ const Family kFamilies[] = {
     {"text", text_check_cases, text_demo_cases},
     {"vision", vision_check_cases, vision_demo_cases},
     {"audio", audio_check_cases, audio_demo_cases},
+    {"kvcache", kvcache_check_cases, kvcache_demo_cases},
 };
 
 const Family& family_of(const std::string& name) {

@@ -53,6 +53,9 @@
 #define TEXT_BIND_PARTIAL_ML 9  // f32 [B, splits, S, H, 2] (running max, running sum)
 #define TEXT_BINDINGS 10
 
+// TEXT_INTERFACE_CODES_ONLY: a shader with its own push block (bdpa_attention.comp)
+// takes the codes above and leaves the push block out.
+#if defined(__cplusplus) || !defined(TEXT_INTERFACE_CODES_ONLY)
 #ifdef __cplusplus
 #include <cstdint>
 namespace vkattn::text {
@@ -91,6 +94,7 @@ TEXT_PUSH_STRUCT {
 }  // namespace vkattn::text
 #else
 pc;
+#endif
 #endif
 
 #endif

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "shaders/text_attention_interface.h"
+#include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
 #include "planner/text_planner.hpp"
 #include "vk/recorder_impl.hpp"
@@ -20,47 +21,12 @@ namespace vkattn {
 
 namespace {
 
-uint32_t dt_code(DType t) {
-  switch (t) {
-    case DType::f16: return TEXT_DT_F16;
-    case DType::bf16: return TEXT_DT_BF16;
-    default: return TEXT_DT_F32;
-  }
-}
-
 uint32_t layout_code(KvLayout l) {
   switch (l) {
     case KvLayout::ring: return TEXT_LAYOUT_RING;
     case KvLayout::paged: return TEXT_LAYOUT_PAGED;
     default: return TEXT_LAYOUT_CONTIGUOUS;
   }
-}
-
-// A per-sequence value: one for all (push constant), or one each (GPU buffer).
-struct PerSequence {
-  uint32_t uniform = 0;
-  vk::BufferRef buffer;
-  bool from_buffer = false;
-};
-
-PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& values, const Tensor& gpu,
-                         VkBuffer placeholder) {
-  PerSequence s;
-  if (gpu.valid()) {
-    s.buffer = vk::ref(gpu, vk::Access::read);
-    s.from_buffer = true;
-  } else if (values.size() > 1) {
-    // Different values per sequence given on the host: written by the command
-    // buffer itself into scratch, so no extra submit.
-    s.buffer = rec.scratch(values.size() * 4);
-    rec.update(s.buffer, std::as_bytes(std::span(values)));
-    s.buffer.access = vk::Access::read;
-    s.from_buffer = true;
-  } else {
-    s.uniform = values[0];
-    s.buffer = {placeholder, 0, 64, vk::Access::read};
-  }
-  return s;
 }
 
 }  // namespace
@@ -103,9 +69,9 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_Q_POS] = g.q_pos;
   spec[TEXT_SC_HEAD_GROUP] = g.head_group;
   spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
-  spec[TEXT_SC_Q_TYPE] = dt_code(t.q.dtype());
-  spec[TEXT_SC_KV_TYPE] = dt_code(t.k.dtype());
-  spec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+  spec[TEXT_SC_Q_TYPE] = ops::dtype_code(t.q.dtype());
+  spec[TEXT_SC_KV_TYPE] = ops::dtype_code(t.k.dtype());
+  spec[TEXT_SC_O_TYPE] = ops::dtype_code(t.out.dtype());
   spec[TEXT_SC_LAYOUT] = layout_code(p.layout);
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
@@ -146,29 +112,12 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
   const vk::Pipeline* reduce = nullptr;
   const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;  // x; y is the batch
-  if (split) {
-    if (rows * p.head_dim * 4 > caps.max_storage_buffer_range)
-      throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
-                                                      caps.max_storage_buffer_range, rows * p.head_dim * 4));
-    if (reduce_groups > caps.max_workgroup_count[0] || p.batch > caps.max_workgroup_count[1])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("split reduce workgroups: expected at most [{}, {}] (device limit), got [{}, {}]",
-                              caps.max_workgroup_count[0], caps.max_workgroup_count[1], reduce_groups, p.batch));
-    std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
-    rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
-    // A power of two (for the max tree) up to 256; Vulkan guarantees 128
-    // invocations, which covers D/4 <= 128 columns.
-    uint32_t wg = 1;
-    while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
-    rspec[TEXT_SC_WG_SIZE] = wg;
-    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
-    reduce = &rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
-  }
+  if (split) reduce = &ops::split_reduce_pipeline(rt, p.head_dim, t.out.dtype(), rows, reduce_groups, p.batch);
 
   const VkBuffer placeholder = rt.placeholder_buffer();
-  PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
-  PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
-  PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
+  ops::PerSequence start_pos = ops::per_sequence(rec, p.start_pos, t.start_pos, placeholder);
+  ops::PerSequence kv_start = ops::per_sequence(rec, p.kv_start, t.kv_start, placeholder);
 
   push.batch = p.batch;
   push.seq_len = p.seq_len;
