@@ -85,7 +85,7 @@ struct SmallCall {
   explicit SmallCall(Context& ctx) {
     p.num_heads = 4;
     p.num_kv_heads = 2;
-    p.capacity = 8;
+    p.kv_capacity = 8;
     p.num_basis = 3;
     p.num_residual = 8;
     p.rotary_dim = 64;
@@ -122,7 +122,7 @@ TEST_F(BdpaErrors, NameTheParameterExpectedAndActual) {
   expect([](SmallCall& c) { c.p.rotary_dim = 63; }, "rotary_dim: expected an even number <= head_dim (64), got 63");
   expect([](SmallCall& c) { c.p.rotary_dim = 66; }, "rotary_dim: expected an even number <= head_dim (64), got 66");
   expect([](SmallCall& c) { c.p.rope_positions = 0; }, "rope_positions: expected >= 1");
-  expect([](SmallCall& c) { c.p.kv_len = {9}; }, "kv_len: expected <= capacity (8), got 9");
+  expect([](SmallCall& c) { c.p.kv_len = {9}; }, "kv_len: expected kv_start + kv_len <= kv_capacity (8), got 0 + 9");
   expect([](SmallCall& c) { c.p.head_dim = 264; }, "head_dim: expected a multiple of 8 in [8, 256], got 264");
   expect([](SmallCall& c) { c.t.basis_v = Tensor(); }, "basis_v: expected a tensor of shape [3, 2, 64], got none");
   expect([&](SmallCall& c) { c.t.basis_v = ctx().tensor(DType::f32, {3, 2, 64}); }, "basis_v: expected dtype f16, got f32");
@@ -139,7 +139,7 @@ TEST_F(BdpaErrors, NameTheParameterExpectedAndActual) {
 
 TEST(BdpaIndex, EntriesPastTheBasisPoolOrTablesAreErrors) {
   BdpaParams p;
-  p.capacity = 2;
+  p.kv_capacity = 2;
   p.num_basis = 3;
   p.num_residual = 4;
   p.rotary_dim = 8;
@@ -151,7 +151,7 @@ TEST(BdpaIndex, EntriesPastTheBasisPoolOrTablesAreErrors) {
   EXPECT_EQ(msg({0, 0, 0, 3, 1, 1}), "index[0][1]: expected a basis row below num_basis (3), got 3");
   EXPECT_EQ(msg({0, 4, 0, 0, 1, 1}), "index[0][0]: expected a residual row below num_residual (4), got 4");
   EXPECT_EQ(msg({0, 0, 5, 0, 1, 1}), "index[0][0]: expected a position below rope_positions (5), got 5");
-  EXPECT_EQ(msg({0, 0, 0}), "index: expected batch x capacity x 3 = 6 values, got 3");
+  EXPECT_EQ(msg({0, 0, 0}), "index: expected batch x kv_capacity x 3 = 6 values, got 3");
   p.kv_len = {1};
   check_bdpa_index(p, {0, 0, 0, 9, 9, 9});  // entries past kv_len are never read
 }
@@ -185,7 +185,7 @@ TEST_F(BdpaErrors, GpuIndexPastTheBasisIsNeverFollowed) {
 
 TEST_F(BdpaErrors, BuilderChecksItsArguments) {
   BdpaBuildParams p;
-  p.capacity = 4;
+  p.kv_capacity = 4;
   p.num_kv_heads = 1;
   p.head_dim = 8;
   p.kv_len = {4};
@@ -195,7 +195,7 @@ TEST_F(BdpaErrors, BuilderChecksItsArguments) {
   p.vocab_size = 10;
   p.kv_len = {5};
   EXPECT_STREQ(expect_error([&] { bdpa_build(rec, p, t); }).what(),
-               "kv_len: expected <= capacity (4), got 5 for sequence 0");
+               "kv_len: expected <= kv_capacity (4), got 5 for sequence 0");
   p.kv_len = {4};
   t.k = ctx().tensor(DType::f16, {1, 4, 1, 8});
   t.v = ctx().tensor(DType::f32, {1, 4, 1, 8});

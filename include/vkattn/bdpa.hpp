@@ -6,7 +6,7 @@
 //   basis_k, basis_v        [num_basis, Hkv, D]   f32 | f16 | bf16; keys before RoPE
 //   residual_k, residual_v  [num_residual, Hkv, D] i8, 4 per u32 word (little-endian, two's complement)
 //   residual_k_scale, _v    [num_residual, Hkv]   f32: one scale per (row, KV head)
-//   index                   [B, capacity, 3]      u32: (basis row, residual row, original position)
+//   index                   [B, kv_capacity, 3]     u32: (basis row, residual row, original position)
 // Key j of sequence b (j < kv_len[b]) is
 //   basis[index[b][j][0]] + scale[index[b][j][1]] * residual[index[b][j][1]],
 // rotated by RoPE at position index[b][j][2] (keys only, exactly once); the
@@ -41,7 +41,7 @@ struct VKATTN_API BdpaParams {
   uint32_t window = 0;        // > 0: hide keys at or before query_pos - window
   float softcap = 0.0f;
   std::optional<float> scale;  // default 1/sqrt(head_dim)
-  uint32_t capacity = 0;       // index entries per sequence
+  uint32_t kv_capacity = 0;    // index entries per sequence
   uint32_t num_basis = 0;      // rows of the basis tensors
   uint32_t num_residual = 0;   // rows of the residual pools
   uint32_t rotary_dim = 0;     // leading elements rotated: even, <= head_dim; 0: no RoPE
@@ -60,7 +60,7 @@ struct BdpaTensors {
   Tensor basis_k, basis_v;                    // [num_basis, Hkv, D]
   Tensor residual_k, residual_v;              // i8 [num_residual, Hkv, D]
   Tensor residual_k_scale, residual_v_scale;  // f32 [num_residual, Hkv]
-  Tensor index;                               // u32 [B, capacity, 3]
+  Tensor index;                               // u32 [B, kv_capacity, 3]
   Tensor rope_cos, rope_sin;                  // f32 [rope_positions, rotary_dim / 2]; unused when rotary_dim is 0
   Tensor out;                                 // [B, S, H, D] f32 | f16 | bf16
   Tensor kv_len;                              // optional u32 [B]
@@ -72,7 +72,7 @@ VKATTN_API TextCallInfo bdpa_attention(Recorder& rec, const BdpaParams& params, 
                                        const PlanOptions& options);
 VKATTN_API TextCallInfo bdpa_attention(Recorder& rec, const BdpaParams& params, const BdpaTensors& tensors);
 
-// Host-side check of an index (B x capacity x 3 values): for the first
+// Host-side check of an index (B x kv_capacity x 3 values): for the first
 // kv_len[b] entries of each sequence, basis rows below num_basis, residual
 // rows below num_residual and (with RoPE) positions below rope_positions. The
 // kernel also skips entries that fail these, so none is ever followed.
@@ -84,13 +84,13 @@ VKATTN_API void check_bdpa_index(const BdpaParams& params, const std::vector<uin
 // row per position (row b * C + j) and index entries (basis row, b * C + j, j).
 struct VKATTN_API BdpaBuildParams {
   uint32_t batch = 1;
-  uint32_t capacity = 0;   // C slots per sequence
+  uint32_t kv_capacity = 0;  // C slots per sequence
   uint32_t num_kv_heads = 1;
   uint32_t head_dim = 64;  // a multiple of 8, at most 256
   uint32_t vocab_size = 0; // token ids must be below it (others are skipped: no query sees them)
   std::vector<uint32_t> kv_len{0};
   uint32_t kv_len_of(uint32_t b) const { return kv_len.size() == 1 ? kv_len[0] : kv_len.at(b); }
-  uint32_t max_rows() const { return batch * capacity; }  // basis and residual rows the outputs hold
+  uint32_t max_rows() const { return batch * kv_capacity; }  // basis and residual rows the outputs hold
 };
 
 struct BdpaBuildTensors {

@@ -36,14 +36,14 @@ RopeTables rope_tables(uint32_t positions, uint32_t rotary_dim, double theta = 1
 
 // Checks, in order: the builder's basis count and rows (one per distinct token,
 // in token-id order); the exact path (the oracle over the cache the kernel
-// read, at the dtypes' tolerance, in `cmp`); end to end against attention over
+// read, at the output dtype's tolerance, in `cmp`); end to end against attention over
 // the unquantized post-RoPE cache within the int8 bound (tolerance_for with
 // i8 KV), skipped where the index was moved (position_offset).
 CheckResult run_bdpa_case(Context& ctx, const BdpaCase& c, const RunOptions& options = {});
 std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size);
 std::string describe(const BdpaCase& c);
 
-// The builder's params for the cache of an attention call (p.capacity slots
+// The builder's params for the cache of an attention call (p.kv_capacity slots
 // per sequence, p.kv_len filled), its output tensors (basis in `basis`), and
 // the attention tensors over them (q, out and the RoPE tables left to the caller).
 BdpaBuildParams build_params(const BdpaParams& p, uint32_t vocab);

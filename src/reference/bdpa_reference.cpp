@@ -55,7 +55,7 @@ std::vector<double> bdpa_attention(const BdpaParams& p, std::span<const float> q
 
   // Key or value row of entry j of sequence b, KV head kvh, rebuilt (and, for keys, rotated).
   auto rebuild = [&](bool is_v, uint64_t b, uint64_t j, uint64_t kvh, std::vector<double>& row) {
-    const uint32_t* e = &cache.index[(b * p.capacity + j) * 3];
+    const uint32_t* e = &cache.index[(b * p.kv_capacity + j) * 3];
     const uint64_t brow = uint64_t(e[0]) * Hkv + kvh, rrow = uint64_t(e[1]) * Hkv + kvh;
     const auto& basis = is_v ? cache.basis_v : cache.basis_k;
     const auto& res = is_v ? cache.residual_v : cache.residual_k;
@@ -76,7 +76,7 @@ std::vector<double> bdpa_attention(const BdpaParams& p, std::span<const float> q
       scores.clear();
       keys.clear();
       for (uint64_t j = 0; j < p.kv_len_of(b); ++j) {
-        const uint64_t k_pos = cache.index[(b * p.capacity + j) * 3 + 2];
+        const uint64_t k_pos = cache.index[(b * p.kv_capacity + j) * 3 + 2];
         if (p.causal && k_pos > q_pos) continue;
         if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
         rebuild(false, b, j, kvh, krow);
@@ -104,18 +104,18 @@ std::vector<double> bdpa_attention(const BdpaParams& p, std::span<const float> q
 std::vector<double> bdpa_unquantized(const BdpaParams& p, std::span<const float> q, std::span<const float> k,
                                      std::span<const float> v, std::span<const float> rope_cos,
                                      std::span<const float> rope_sin) {
-  const uint64_t rows = uint64_t(p.batch) * p.capacity * p.num_kv_heads, D = p.head_dim;
+  const uint64_t rows = uint64_t(p.batch) * p.kv_capacity * p.num_kv_heads, D = p.head_dim;
   require_size("k", k.size(), rows * D);
   std::vector<float> rotated(k.begin(), k.end());
   if (p.rotary_dim > 0) {
-    const uint64_t need = uint64_t(p.capacity) * p.rotary_dim / 2;  // one table row per position
+    const uint64_t need = uint64_t(p.kv_capacity) * p.rotary_dim / 2;  // one table row per position
     if (rope_cos.size() < need || rope_sin.size() < need)
       invalid(fmt::format("rope_cos: expected at least {} values per table (capacity positions), got {} and {}", need,
                           rope_cos.size(), rope_sin.size()));
     std::vector<double> row(D);
     for (uint64_t r = 0; r < rows; ++r) {
       for (uint64_t d = 0; d < D; ++d) row[d] = k[r * D + d];
-      rope_row(row, p.rotary_dim, p.pairing, r / p.num_kv_heads % p.capacity, rope_cos, rope_sin);
+      rope_row(row, p.rotary_dim, p.pairing, r / p.num_kv_heads % p.kv_capacity, rope_cos, rope_sin);
       for (uint64_t d = 0; d < D; ++d) rotated[r * D + d] = static_cast<float>(row[d]);
     }
   }
@@ -129,7 +129,7 @@ std::vector<double> bdpa_unquantized(const BdpaParams& p, std::span<const float>
   tp.window = p.window;
   tp.softcap = p.softcap;
   tp.scale = p.scale;
-  tp.kv_capacity = p.capacity;
+  tp.kv_capacity = p.kv_capacity;
   tp.kv_len = p.kv_len;
   tp.start_pos = p.start_pos;
   return text_attention(tp, q, rotated, v);

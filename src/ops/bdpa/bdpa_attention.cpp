@@ -34,14 +34,14 @@ RopePairing rope_pairing_from_string(std::string_view name) {
 float BdpaParams::effective_scale() const { return scale ? *scale : 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
 void check_bdpa_index(const BdpaParams& p, const std::vector<uint32_t>& index) {
-  const uint64_t want = uint64_t(p.batch) * p.capacity * BDPA_INDEX_WORDS;
+  const uint64_t want = uint64_t(p.batch) * p.kv_capacity * BDPA_INDEX_WORDS;
   if (index.size() != want)
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("index: expected batch x capacity x {} = {} values, got {}", BDPA_INDEX_WORDS, want,
+                fmt::format("index: expected batch x kv_capacity x {} = {} values, got {}", BDPA_INDEX_WORDS, want,
                             index.size()));
   for (uint32_t b = 0; b < p.batch; ++b) {
-    for (uint32_t j = 0; j < p.kv_len_of(b) && j < p.capacity; ++j) {
-      const uint32_t* e = &index[(uint64_t(b) * p.capacity + j) * BDPA_INDEX_WORDS];
+    for (uint32_t j = 0; j < p.kv_len_of(b) && j < p.kv_capacity; ++j) {
+      const uint32_t* e = &index[(uint64_t(b) * p.kv_capacity + j) * BDPA_INDEX_WORDS];
       auto fail = [&](const char* what, const char* limit_name, uint32_t limit, uint32_t got) {
         throw Error(ErrorKind::invalid_argument,
                     fmt::format("index[{}][{}]: expected a {} below {} ({}), got {}", b, j, what, limit_name, limit,
@@ -67,7 +67,7 @@ TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaT
   planner::BdpaShape shape{p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, 0, t.q.dtype(),
                            t.basis_k.dtype()};
   // Lengths from the GPU: size the splits for the longest replay (the index capacity).
-  shape.kv_len = t.kv_len.valid() ? p.capacity : *std::max_element(p.kv_len.begin(), p.kv_len.end());
+  shape.kv_len = t.kv_len.valid() ? p.kv_capacity : *std::max_element(p.kv_len.begin(), p.kv_len.end());
   const planner::BdpaPlan plan = planner::plan_bdpa(caps, shape, options);
   const planner::BdpaGeometry& g = plan.geometry;
   const bool split = plan.variant->split && g.splits > 1;
@@ -120,7 +120,7 @@ TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaT
   push.seq_len = p.seq_len;
   push.num_heads = p.num_heads;
   push.num_kv_heads = p.num_kv_heads;
-  push.capacity = p.capacity;
+  push.capacity = p.kv_capacity;
   push.num_basis = p.num_basis;
   push.num_residual = p.num_residual;
   push.flags = (p.causal ? BDPA_FLAG_CAUSAL : 0u) | (kv_len.from_buffer ? BDPA_FLAG_KV_LEN_BUFFER : 0u) |

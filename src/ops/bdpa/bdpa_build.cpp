@@ -53,7 +53,7 @@ void bdpa_build(Recorder& recorder, const BdpaBuildParams& p, const BdpaBuildTen
   const ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
   bdpa::BdpaBuildPush push{};
   push.batch = p.batch;
-  push.capacity = p.capacity;
+  push.capacity = p.kv_capacity;
   push.num_kv_heads = p.num_kv_heads;
   push.vocab_size = p.vocab_size;
   push.kv_len = kv_len.uniform;

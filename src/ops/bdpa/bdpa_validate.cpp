@@ -6,6 +6,7 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "ops/text/text_validate.hpp"
 #include "shaders/bdpa_interface.h"
 #include "vkattn/error.hpp"
 
@@ -62,31 +63,26 @@ constexpr std::initializer_list<DType> kFloat = {DType::f32, DType::f16, DType::
 }  // namespace
 
 void validate_params(const BdpaParams& p) {
-  if (p.batch == 0) bad("batch: expected >= 1, got 0");
-  if (p.seq_len == 0) bad("seq_len: expected >= 1, got 0");
-  if (p.num_kv_heads == 0) bad("num_kv_heads: expected >= 1, got 0");
-  if (p.num_heads == 0 || p.num_heads % p.num_kv_heads != 0)
-    bad(fmt::format("num_heads: expected a positive multiple of num_kv_heads ({}), got {}", p.num_kv_heads,
-                    p.num_heads));
   check_head_dim(p.head_dim);
-  if (p.scale && !std::isfinite(*p.scale)) bad(fmt::format("scale: expected a finite number, got {}", *p.scale));
-  if (!(p.softcap >= 0.0f) || !std::isfinite(p.softcap))
-    bad(fmt::format("softcap: expected >= 0 (0 = off), got {}", p.softcap));
-  if (p.capacity == 0) bad("capacity: expected >= 1 index entries per sequence, got 0");
+  // The rest a BDPA call shares with a text call over a contiguous cache of
+  // kv_capacity index entries: heads, scale, softcap, per-sequence values and ranges.
+  TextAttentionParams tp;
+  tp.batch = p.batch;
+  tp.seq_len = p.seq_len;
+  tp.num_heads = p.num_heads;
+  tp.num_kv_heads = p.num_kv_heads;
+  tp.head_dim = p.head_dim;
+  tp.scale = p.scale;
+  tp.softcap = p.softcap;
+  tp.kv_capacity = p.kv_capacity;
+  tp.kv_len = p.kv_len;
+  tp.start_pos = p.start_pos;
+  text::validate_params(tp);
   if (p.num_basis == 0) bad("num_basis: expected >= 1 basis rows, got 0");
   if (p.num_residual == 0) bad("num_residual: expected >= 1 residual rows, got 0");
   if (p.rotary_dim % 2 != 0 || p.rotary_dim > p.head_dim)
     bad(fmt::format("rotary_dim: expected an even number <= head_dim ({}), got {}", p.head_dim, p.rotary_dim));
   if (p.rotary_dim > 0 && p.rope_positions == 0) bad("rope_positions: expected >= 1 with rotary_dim > 0, got 0");
-  check_per_sequence("kv_len", p.kv_len, p.batch);
-  check_per_sequence("start_pos", p.start_pos, p.batch);
-  const size_t distinct = std::max(p.kv_len.size(), p.start_pos.size());
-  for (uint32_t b = 0; b < distinct; ++b) {
-    if (p.kv_len_of(b) > p.capacity)
-      bad(fmt::format("kv_len: expected <= capacity ({}), got {} for sequence {}", p.capacity, p.kv_len_of(b), b));
-    if (p.start_pos_of(b) + uint64_t(p.seq_len) >= (1ull << 31))
-      bad(fmt::format("start_pos: expected start_pos + seq_len < 2^31, got {} for sequence {}", p.start_pos_of(b), b));
-  }
 }
 
 void validate_tensors(const BdpaParams& p, const BdpaTensors& t, const DeviceCaps& caps) {
@@ -99,7 +95,7 @@ void validate_tensors(const BdpaParams& p, const BdpaTensors& t, const DeviceCap
   check_tensor("residual_v", t.residual_v, {p.num_residual, p.num_kv_heads, p.head_dim}, {DType::i8}, caps);
   check_tensor("residual_k_scale", t.residual_k_scale, {p.num_residual, p.num_kv_heads}, {DType::f32}, caps);
   check_tensor("residual_v_scale", t.residual_v_scale, {p.num_residual, p.num_kv_heads}, {DType::f32}, caps);
-  check_tensor("index", t.index, {p.batch, p.capacity, BDPA_INDEX_WORDS}, {DType::u32}, caps);
+  check_tensor("index", t.index, {p.batch, p.kv_capacity, BDPA_INDEX_WORDS}, {DType::u32}, caps);
   if (p.rotary_dim > 0) {
     check_tensor("rope_cos", t.rope_cos, {p.rope_positions, p.rotary_dim / 2}, {DType::f32}, caps);
     check_tensor("rope_sin", t.rope_sin, {p.rope_positions, p.rotary_dim / 2}, {DType::f32}, caps);
@@ -113,23 +109,24 @@ void validate_tensors(const BdpaParams& p, const BdpaTensors& t, const DeviceCap
 
 void validate_build(const BdpaBuildParams& p, const BdpaBuildTensors& t, const DeviceCaps& caps) {
   if (p.batch == 0) bad("batch: expected >= 1, got 0");
-  if (p.capacity == 0) bad("capacity: expected >= 1 slots per sequence, got 0");
+  if (p.kv_capacity == 0) bad("kv_capacity: expected >= 1 slots per sequence, got 0");
   if (p.num_kv_heads == 0) bad("num_kv_heads: expected >= 1, got 0");
   check_head_dim(p.head_dim);
   if (p.vocab_size == 0) bad("vocab_size: expected >= 1, got 0");
   check_per_sequence("kv_len", p.kv_len, p.batch);
   for (uint32_t b = 0; b < p.kv_len.size(); ++b)
-    if (p.kv_len_of(b) > p.capacity)
-      bad(fmt::format("kv_len: expected <= capacity ({}), got {} for sequence {}", p.capacity, p.kv_len_of(b), b));
-  if (uint64_t(p.batch) * p.capacity >= BDPA_NONE)
-    throw Error(ErrorKind::unsupported, fmt::format("capacity: expected batch x capacity below 2^32 - 1, got {}",
-                                                    uint64_t(p.batch) * p.capacity));
-  const uint64_t rows = uint64_t(p.batch) * p.capacity;
-  const Shape kvshape{p.batch, p.capacity, p.num_kv_heads, p.head_dim};
+    if (p.kv_len_of(b) > p.kv_capacity)
+      bad(fmt::format("kv_len: expected <= kv_capacity ({}), got {} for sequence {}", p.kv_capacity, p.kv_len_of(b),
+                      b));
+  if (uint64_t(p.batch) * p.kv_capacity >= BDPA_NONE)
+    throw Error(ErrorKind::unsupported, fmt::format("kv_capacity: expected batch x kv_capacity below 2^32 - 1, got {}",
+                                                    uint64_t(p.batch) * p.kv_capacity));
+  const uint64_t rows = uint64_t(p.batch) * p.kv_capacity;
+  const Shape kvshape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
   const Shape rowshape{rows, p.num_kv_heads, p.head_dim};
   check_tensor("k", t.k, kvshape, kFloat, caps);
   check_tensor("v", t.v, kvshape, {t.k.dtype()}, caps);
-  check_tensor("token_ids", t.token_ids, {p.batch, p.capacity}, {DType::u32}, caps);
+  check_tensor("token_ids", t.token_ids, {p.batch, p.kv_capacity}, {DType::u32}, caps);
   if (t.kv_len.valid()) check_tensor("kv_len", t.kv_len, {p.batch}, {DType::u32}, caps);
   check_tensor("basis_k", t.basis_k, rowshape, kFloat, caps);
   check_tensor("basis_v", t.basis_v, rowshape, {t.basis_k.dtype()}, caps);
@@ -137,7 +134,7 @@ void validate_build(const BdpaBuildParams& p, const BdpaBuildTensors& t, const D
   check_tensor("residual_v", t.residual_v, rowshape, {DType::i8}, caps);
   check_tensor("residual_k_scale", t.residual_k_scale, {rows, p.num_kv_heads}, {DType::f32}, caps);
   check_tensor("residual_v_scale", t.residual_v_scale, {rows, p.num_kv_heads}, {DType::f32}, caps);
-  check_tensor("index", t.index, {p.batch, p.capacity, BDPA_INDEX_WORDS}, {DType::u32}, caps);
+  check_tensor("index", t.index, {p.batch, p.kv_capacity, BDPA_INDEX_WORDS}, {DType::u32}, caps);
   check_tensor("num_basis", t.num_basis, {1}, {DType::u32}, caps);
   if (uint64_t(p.vocab_size) * 4 > caps.max_storage_buffer_range)
     throw Error(ErrorKind::unsupported, fmt::format("vocab_size: expected at most {} (the device's storage-buffer "
