@@ -81,7 +81,8 @@ VKATTN_API void check_bdpa_index(const BdpaParams& params, const std::vector<uin
 // The builder: from a contiguous pre-RoPE cache k, v [B, C, Hkv, D] (position
 // j of sequence b in slot j) and its token ids, a BDPA cache with one basis row
 // per distinct token id (the mean of its rows, in token-id order), one residual
-// row per position (row b * C + j) and index entries (basis row, b * C + j, j).
+// row per position (row b * C + j) and index entries (basis row, b * C + j, j);
+// entries past kv_len[b] name basis row 2^32 - 1, so attention never follows them.
 struct VKATTN_API BdpaBuildParams {
   uint32_t batch = 1;
   uint32_t kv_capacity = 0;  // C slots per sequence

@@ -10,7 +10,8 @@
 //   step 1: the tile's index entries; an entry naming a row past the basis or
 //           the residual pool, or a position past the RoPE tables, is a key
 //           no query sees (never followed);
-//   step 2: K (rotated) and V rebuilt in f32 into shared memory, read once for
+//   step 2: K and V rebuilt in f32 into shared memory (each residual and basis
+//           element read once), then the keys rotated there; the tile serves
 //           every query row of the workgroup;
 //   step 3: scores for every (row, key) pair, masked and soft-capped;
 //   step 4: online softmax per row;
@@ -40,8 +41,11 @@ layout(constant_id = BDPA_SC_PAIRING) const uint PAIRING = BDPA_ROPE_ROTATE_HALF
 layout(local_size_x_id = BDPA_SC_WG_SIZE) in;
 
 layout(std430, binding = BDPA_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = BDPA_BIND_BASIS_K) readonly buffer BasisK { uint basis_k[]; };
-layout(std430, binding = BDPA_BIND_BASIS_V) readonly buffer BasisV { uint basis_v[]; };
+// Basis rows read 4 elements at a time: one uvec4 of f32, or one uvec2 of f16/bf16.
+layout(std430, binding = BDPA_BIND_BASIS_K) readonly buffer BasisK4 { uvec4 basis_k4[]; };
+layout(std430, binding = BDPA_BIND_BASIS_K) readonly buffer BasisK2 { uvec2 basis_k2[]; };
+layout(std430, binding = BDPA_BIND_BASIS_V) readonly buffer BasisV4 { uvec4 basis_v4[]; };
+layout(std430, binding = BDPA_BIND_BASIS_V) readonly buffer BasisV2 { uvec2 basis_v2[]; };
 layout(std430, binding = BDPA_BIND_RESIDUAL_K) readonly buffer ResidualK { uint residual_k[]; };
 layout(std430, binding = BDPA_BIND_RESIDUAL_V) readonly buffer ResidualV { uint residual_v[]; };
 layout(std430, binding = BDPA_BIND_SCALE_K) readonly buffer ScaleK { float scale_k[]; };
@@ -78,50 +82,24 @@ uint o_row_elem(uint b, uint qi, uint h) { return b * pc.o_strides[0] + qi * pc.
 #include "text_key_range.glsl"
 #include "text_row_write.glsl"
 
-// Element `at` of a basis buffer stored in BASIS_TYPE (f32 one per word, f16/bf16 two).
-float basis_elem(bool is_v, uint at) {
-  const uint w = BASIS_TYPE == TEXT_DT_F32 ? (is_v ? basis_v[at] : basis_k[at])
-                                           : (is_v ? basis_v[at / 2u] : basis_k[at / 2u]);
-  if (BASIS_TYPE == TEXT_DT_F32) return uintBitsToFloat(w);
-  const vec2 pair = BASIS_TYPE == TEXT_DT_F16 ? unpackHalf2x16(w) : bf16x2_to_vec2(w);
-  return (at & 1u) != 0u ? pair.y : pair.x;
+// Elements 4c..4c+3 of basis row `row` (a [Hkv]-expanded row index) in BASIS_TYPE.
+vec4 basis4(bool is_v, uint row, uint c) {
+  const uint at = row * D4 + c;
+  if (BASIS_TYPE == TEXT_DT_F32) return uintBitsToFloat(is_v ? basis_v4[at] : basis_k4[at]);
+  const uvec2 w = is_v ? basis_v2[at] : basis_k2[at];
+  if (BASIS_TYPE == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
 }
 
-// Element d of key (is_v false) or value row t of the tile, before RoPE:
-// basis + scale * residual.
-float rebuilt(bool is_v, uint t, uint kvh, uint d) {
-  const uint brow = key_basis[t] * pc.num_kv_heads + kvh;
+// Elements 4c..4c+3 of the key (is_v false) or value row of tile key t, before
+// RoPE: basis + scale * residual, the residual's 4 int8 lanes one u32 word.
+vec4 rebuilt4(bool is_v, uint t, uint kvh, uint c) {
   const uint rrow = key_residual[t] * pc.num_kv_heads + kvh;
-  const uint word = is_v ? residual_v[rrow * (D / BDPA_RESIDUAL_LANES) + d / BDPA_RESIDUAL_LANES]
-                         : residual_k[rrow * (D / BDPA_RESIDUAL_LANES) + d / BDPA_RESIDUAL_LANES];
-  const int r = bitfieldExtract(int(word), int(8u * (d % BDPA_RESIDUAL_LANES)), 8);
+  const uint word = is_v ? residual_v[rrow * D4 + c] : residual_k[rrow * D4 + c];
+  const ivec4 r = ivec4(bitfieldExtract(int(word), 0, 8), bitfieldExtract(int(word), 8, 8),
+                        bitfieldExtract(int(word), 16, 8), bitfieldExtract(int(word), 24, 8));
   const float s = is_v ? scale_v[rrow] : scale_k[rrow];
-  return basis_elem(is_v, brow * D + d) + s * float(r);
-}
-
-// Element d of key t after RoPE at its original position: rotate-half pairs
-// element i with i + rotary_dim/2, interleaved pairs 2i with 2i + 1; elements
-// at or past rotary_dim pass through.
-float rotated_key(uint t, uint kvh, uint d) {
-  const uint rd = pc.rotary_dim;
-  const float x = rebuilt(false, t, kvh, d);
-  if (d >= rd) return x;
-  const uint half_rd = rd / 2u;
-  uint i, partner;
-  bool first;
-  if (PAIRING == BDPA_ROPE_INTERLEAVED) {
-    i = d / 2u;
-    first = (d & 1u) == 0u;
-    partner = first ? d + 1u : d - 1u;
-  } else {
-    first = d < half_rd;
-    i = first ? d : d - half_rd;
-    partner = first ? d + half_rd : d - half_rd;
-  }
-  const float y = rebuilt(false, t, kvh, partner);
-  const uint at = key_pos[t] * half_rd + i;
-  const float c = rope_cos[at], s = rope_sin[at];
-  return first ? x * c - y * s : x * c + y * s;
+  return basis4(is_v, key_basis[t] * pc.num_kv_heads + kvh, c) + s * vec4(r);
 }
 
 void main() {
@@ -188,18 +166,31 @@ void main() {
       key_pos[t] = pos;
     }
     barrier();
-    // Step 2: K and V rebuilt.
+    // Step 2: K and V rebuilt, a vec4 per invocation and step (one residual word each).
     for (uint e = tid; e < TK * D4; e += WG) {
       const uint t = e / D4, c = e % D4;
-      vec4 kx = vec4(0.0), vx = vec4(0.0);
-      if (key_pos[t] != TEXT_INVALID_POS) {
-        [[unroll]] for (uint i = 0; i < 4u; ++i) {
-          kx[i] = rotated_key(t, kvh, 4u * c + i);
-          vx[i] = rebuilt(true, t, kvh, 4u * c + i);
-        }
+      const bool ok = key_pos[t] != TEXT_INVALID_POS;
+      k_tile[e] = ok ? rebuilt4(false, t, kvh, c) : vec4(0.0);
+      v_tile[e] = ok ? rebuilt4(true, t, kvh, c) : vec4(0.0);
+    }
+    // Then RoPE on the keys in shared memory, one pair per invocation and step,
+    // at the key's original position: rotate-half pairs element i with
+    // i + rotary_dim/2, interleaved pairs 2i with 2i + 1; elements at or past
+    // rotary_dim pass through.
+    if (pc.rotary_dim > 0u) {
+      barrier();
+      const uint half_rd = pc.rotary_dim / 2u;
+      for (uint e = tid; e < TK * half_rd; e += WG) {
+        const uint t = e / half_rd, i = e % half_rd;
+        if (key_pos[t] == TEXT_INVALID_POS) continue;
+        const uint a = PAIRING == BDPA_ROPE_INTERLEAVED ? 2u * i : i;
+        const uint bi = PAIRING == BDPA_ROPE_INTERLEAVED ? 2u * i + 1u : i + half_rd;
+        const uint at = key_pos[t] * half_rd + i;
+        const float cs = rope_cos[at], sn = rope_sin[at];
+        const float x = k_tile[t * D4 + a / 4u][a % 4u], y = k_tile[t * D4 + bi / 4u][bi % 4u];
+        k_tile[t * D4 + a / 4u][a % 4u] = x * cs - y * sn;
+        k_tile[t * D4 + bi / 4u][bi % 4u] = y * cs + x * sn;
       }
-      k_tile[e] = kx;
-      v_tile[e] = vx;
     }
     barrier();
     // Step 3: scores.

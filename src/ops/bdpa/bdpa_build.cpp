@@ -67,6 +67,9 @@ void bdpa_build(Recorder& recorder, const BdpaBuildParams& p, const BdpaBuildTen
   vk::BufferRef link = rec.scratch(uint64_t(rows) * 4), token_of = rec.scratch(uint64_t(rows) * 4);
   head.access = vk::Access::write;
   rec.fill(head, BDPA_NONE);
+  // Entries past a sequence's length name no basis row: a later, longer
+  // kv_len read from the GPU skips them instead of following stale rows.
+  rec.fill(vk::ref(t.index, vk::Access::write), BDPA_NONE);
 
   // Each pass binds every buffer; `writes` lists the bindings it writes.
   auto bind = [&](std::initializer_list<uint32_t> writes) {
