@@ -3,8 +3,11 @@
 // files, and the errors bad input gets.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "check/bdpa_cases.hpp"
 #include "check/check_case.hpp"
+#include "check/host_tensor.hpp"
 #include "expect_error.hpp"
 #include "planner/bdpa_planner.hpp"
 #include "test_context.hpp"
@@ -181,6 +184,40 @@ TEST_F(BdpaErrors, GpuIndexPastTheBasisIsNeverFollowed) {
   rec.run();
   for (float x : ctx().download_as<float>(call.t.out)) EXPECT_NEAR(x, (1.0f + 4 * 3.0f) / 5, 1e-5f);
   EXPECT_THROW(check_bdpa_index(call.p, index), Error);  // the host check names the first of them
+}
+
+// A cache built for 10 of 16 slots, attended with a longer kv_len: the
+// entries past the build name no basis row and are skipped.
+TEST_F(BdpaErrors, EntriesPastTheBuiltLengthAreSkipped) {
+  BdpaParams p;
+  p.num_heads = 2;
+  p.head_dim = 32;
+  p.kv_capacity = 16;
+  p.num_basis = p.num_residual = 16;
+  p.kv_len = {10};
+  p.start_pos = {9};
+  const BdpaBuildParams bp = check::build_params(p, 4);
+  BdpaBuildTensors bt = check::build_outputs(ctx(), bp, DType::f32);
+  std::mt19937 rng(7);
+  std::vector<float> kv = check::normal(rng, 16 * 32, 1.0f);
+  bt.k = bt.v = ctx().tensor(DType::f32, {1, 16, 1, 32});
+  ctx().upload(bt.k, kv);
+  bt.token_ids = ctx().tensor(DType::u32, {1, 16});
+  ctx().upload(bt.token_ids, std::vector<uint32_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
+  BdpaTensors t = check::attention_tensors(bt);
+  t.q = ctx().tensor(DType::f32, {1, 1, 2, 32});
+  ctx().upload(t.q, check::normal(rng, 64, 1.0f));
+  t.out = ctx().tensor(DType::f32, {1, 1, 2, 32});
+  Recorder rec(ctx());
+  bdpa_build(rec, bp, bt);
+  bdpa_attention(rec, p, t);
+  rec.run();
+  const std::vector<float> built = ctx().download_as<float>(t.out);
+  p.kv_len = {16};
+  rec.reset();
+  bdpa_attention(rec, p, t);
+  rec.run();
+  EXPECT_EQ(ctx().download_as<float>(t.out), built);
 }
 
 TEST_F(BdpaErrors, BuilderChecksItsArguments) {
