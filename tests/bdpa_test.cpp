@@ -228,7 +228,7 @@ TEST_F(BdpaErrors, BuilderChecksItsArguments) {
   p.kv_len = {4};
   BdpaBuildTensors t;
   Recorder rec(ctx());
-  EXPECT_STREQ(expect_error([&] { bdpa_build(rec, p, t); }).what(), "vocab_size: expected >= 1, got 0");
+  EXPECT_STREQ(expect_error([&] { bdpa_build(rec, p, t); }).what(), "vocab_size: expected a value in [1, 16777216], got 0");
   p.vocab_size = 10;
   p.kv_len = {5};
   EXPECT_STREQ(expect_error([&] { bdpa_build(rec, p, t); }).what(),

@@ -88,7 +88,7 @@ struct VKATTN_API BdpaBuildParams {
   uint32_t kv_capacity = 0;  // C slots per sequence
   uint32_t num_kv_heads = 1;
   uint32_t head_dim = 64;  // a multiple of 8, at most 256
-  uint32_t vocab_size = 0; // token ids must be below it (others are skipped: no query sees them)
+  uint32_t vocab_size = 0; // at most 2^24; token ids must be below it (others are skipped: no query sees them)
   std::vector<uint32_t> kv_len{0};
   uint32_t kv_len_of(uint32_t b) const { return kv_len.size() == 1 ? kv_len[0] : kv_len.at(b); }
   uint32_t max_rows() const { return batch * kv_capacity; }  // basis and residual rows the outputs hold

@@ -7,6 +7,7 @@
 
 #include "ops/bdpa/bdpa_validate.hpp"
 #include "ops/recording.hpp"
+#include "planner/geometry_rules.hpp"
 #include "shaders/bdpa_interface.h"
 #include "shaders/text_attention_interface.h"
 #include "vk/recorder_impl.hpp"
@@ -20,7 +21,11 @@ namespace vkattn {
 
 namespace {
 
-constexpr uint32_t kWorkgroupSize = 64;  // a power of two: the slot scan and the absmax tree halve it
+// Powers of two (the slot scan and the absmax tree halve them): rows are D/4
+// vec4s, so 64 invocations cover D 256; the one-workgroup scan over the
+// vocabulary takes as many as the device allows, up to 1024.
+constexpr uint32_t kWorkgroupSize = 64;
+constexpr uint32_t kMaxScanWorkgroupSize = 1024;
 
 }  // namespace
 
@@ -38,7 +43,9 @@ void bdpa_build(Recorder& recorder, const BdpaBuildParams& p, const BdpaBuildTen
   auto pipeline = [&](uint32_t pass) -> const vk::Pipeline& {
     std::vector<uint32_t> spec(BDPA_BUILD_SC_COUNT, 0);
     spec[BDPA_BUILD_SC_PASS] = pass;
-    spec[BDPA_BUILD_SC_WG_SIZE] = kWorkgroupSize;
+    spec[BDPA_BUILD_SC_WG_SIZE] =
+        pass == BDPA_PASS_SLOTS ? std::min(kMaxScanWorkgroupSize, planner::floor_pow2(caps.max_workgroup_invocations))
+                                : kWorkgroupSize;
     spec[BDPA_BUILD_SC_HEAD_DIM] = p.head_dim;
     spec[BDPA_BUILD_SC_KV_TYPE] = ops::dtype_code(t.k.dtype());
     spec[BDPA_BUILD_SC_BASIS_TYPE] = ops::dtype_code(t.basis_k.dtype());

@@ -17,6 +17,7 @@ namespace {
 [[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
 
 constexpr uint32_t kMaxHeadDim = 256;  // the variant table's limit (bdpa_variants.cpp)
+constexpr uint32_t kMaxVocab = 1u << 24;
 
 std::string dtype_list(std::initializer_list<DType> types) {
   std::string s;
@@ -112,7 +113,9 @@ void validate_build(const BdpaBuildParams& p, const BdpaBuildTensors& t, const D
   if (p.kv_capacity == 0) bad("kv_capacity: expected >= 1 slots per sequence, got 0");
   if (p.num_kv_heads == 0) bad("num_kv_heads: expected >= 1, got 0");
   check_head_dim(p.head_dim);
-  if (p.vocab_size == 0) bad("vocab_size: expected >= 1, got 0");
+  // One workgroup scans the vocabulary: a bound keeps that scan short.
+  if (p.vocab_size == 0 || p.vocab_size > kMaxVocab)
+    bad(fmt::format("vocab_size: expected a value in [1, {}], got {}", kMaxVocab, p.vocab_size));
   check_per_sequence("kv_len", p.kv_len, p.batch);
   for (uint32_t b = 0; b < p.kv_len.size(); ++b)
     if (p.kv_len_of(b) > p.kv_capacity)
