@@ -433,6 +433,10 @@ TEST_F(Cli, RunBdpaBuildsOnTheGpuAndChecksBothWays) {
   Result wrong = run(io + "--tokens " + path("short.npy"));
   EXPECT_EQ(wrong.status, 2) << wrong.output;
   EXPECT_THAT(wrong.output, HasSubstr("tokens: expected shape [1, 40], got [2, 20]"));
+  Result plan = run("plan bdpa --caps " + testing::caps_path("nvidia-h200.json") + " --kv-len 32768");
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("chosen: bdpa_decode_split_f16kv"));
+  EXPECT_THAT(plan.output, HasSubstr("256 KV split(s)"));
   Result odd = run(io + "--tokens " + path("t.npy") + " --rotary-dim 7");
   EXPECT_EQ(odd.status, 2) << odd.output;
   EXPECT_THAT(odd.output, HasSubstr("rotary_dim: expected an even number <= head_dim (64), got 7"));

@@ -64,8 +64,9 @@ void add_run_vision(CLI::App& run, GlobalOptions& g, int& status);    // tools/r
 void add_run_posembed(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_vision.cpp
 void add_run_audio(CLI::App& run, GlobalOptions& g, int& status);     // tools/run_audio.cpp
 void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status);      // tools/run_bdpa.cpp
-// `vkattn plan vision` (tools/plan_vision.cpp), registered by add_plan_command.
+// `vkattn plan vision` (tools/plan_vision.cpp) and `vkattn plan bdpa`, registered by add_plan_command.
 void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status);
+void add_plan_bdpa(CLI::App& plan, GlobalOptions& g, int& status);  // tools/plan_bdpa.cpp
 
 // .npy helpers of the vision and audio run ops (tools/run_vision.cpp).
 struct NpyInput {
