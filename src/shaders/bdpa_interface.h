@@ -65,7 +65,7 @@
 #define BDPA_FLAG_KV_LEN_BUFFER 2u     // kv_len[b] from BDPA_BIND_KV_LEN
 #define BDPA_FLAG_START_POS_BUFFER 4u  // start_pos[b] from BDPA_BIND_START_POS
 
-// bdpa_build.comp: one source, one pass per module (BDPA_SC_PASS).
+// bdpa_build.comp: one module; BDPA_BUILD_SC_PASS picks the pass of each pipeline.
 #define BDPA_BUILD_SC_PASS 0
 #define BDPA_BUILD_SC_WG_SIZE 1
 #define BDPA_BUILD_SC_HEAD_DIM 2
