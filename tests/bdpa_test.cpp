@@ -187,7 +187,8 @@ TEST_F(BdpaErrors, GpuIndexPastTheBasisIsNeverFollowed) {
 }
 
 // A cache built for 10 of 16 slots, attended with a longer kv_len: the
-// entries past the build name no basis row and are skipped.
+// entries past the build name no basis row and are skipped; then lengths and
+// positions from GPU buffers that no host checked.
 TEST_F(BdpaErrors, EntriesPastTheBuiltLengthAreSkipped) {
   BdpaParams p;
   p.num_heads = 2;
@@ -218,6 +219,22 @@ TEST_F(BdpaErrors, EntriesPastTheBuiltLengthAreSkipped) {
   bdpa_attention(rec, p, t);
   rec.run();
   EXPECT_EQ(ctx().download_as<float>(t.out), built);
+
+  // Hostile GPU-side values: a kv_len past the index is clamped to it, a
+  // start position at 2^32 - 1 is no position (its row sees no key: zeros).
+  t.kv_len = ctx().tensor(DType::u32, {1});
+  t.start_pos = ctx().tensor(DType::u32, {1});
+  ctx().upload(t.kv_len, std::vector<uint32_t>{0xffffffffu});
+  ctx().upload(t.start_pos, std::vector<uint32_t>{9});
+  rec.reset();
+  bdpa_attention(rec, p, t);
+  rec.run();
+  EXPECT_EQ(ctx().download_as<float>(t.out), built);
+  ctx().upload(t.start_pos, std::vector<uint32_t>{0xffffffffu});
+  rec.reset();
+  bdpa_attention(rec, p, t);
+  rec.run();
+  EXPECT_EQ(ctx().download_as<float>(t.out), std::vector<float>(64, 0.0f));
 }
 
 TEST_F(BdpaErrors, BuilderChecksItsArguments) {
