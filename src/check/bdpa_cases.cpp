@@ -44,6 +44,7 @@ std::string describe(const BdpaCase& c) {
   if (c.gpu_lengths) s += " gpu-lens";
   if (c.shuffle_index) s += " shuffled";
   if (c.position_offset) s += fmt::format(" offset={}", c.position_offset);
+  if (c.spread != 0.3f) s += fmt::format(" spread={}", c.spread);
   return s;
 }
 
@@ -149,7 +150,7 @@ CheckResult run_bdpa_case(Context& ctx, const BdpaCase& c, const RunOptions& opt
       std::map<uint32_t, std::vector<float>> emb;  // of the tokens present only (the vocabulary may be large)
       for (uint32_t t : tokens) emb.emplace(t, std::vector<float>());
       for (auto& [t, e] : emb) e = normal(rng, row, 1.0f);
-      std::vector<float> x = normal(rng, tokens.size() * row, 0.3f);
+      std::vector<float> x = normal(rng, tokens.size() * row, c.spread);
       for (uint64_t f = 0; f < tokens.size(); ++f)
         for (uint64_t e = 0; e < row; ++e) x[f * row + e] += emb[tokens[f]][e];
       return x;
@@ -343,7 +344,15 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
     e.params.start_pos = {0, 39};
     add(e);
   }
-  // 6. The index, not the slot, carries the position: entries shuffled.
+  // 6. Residuals far past +-1 (each row's own scale, no clipping), and rows of
+  //    no shared part at all.
+  for (float spread : {4.0f, 25.0f}) {
+    BdpaCase c = make(1, 1, 4, 2, 64, 120);
+    c.spread = spread;
+    c.basis = DType::f32;
+    add(c);
+  }
+  // 7. The index, not the slot, carries the position: entries shuffled.
   {
     BdpaCase c = make(2, 5, 4, 2, 64, 60);
     c.params.kv_len = {60, 33};
@@ -351,7 +360,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
     c.shuffle_index = true;
     add(c);
   }
-  // 7. Lengths and positions from GPU buffers, a batch of three, split decode.
+  // 8. Lengths and positions from GPU buffers, a batch of three, split decode.
   {
     BdpaCase c = make(3, 1, 8, 2, 64, 200);
     c.params.kv_len = {200, 17, 129};
@@ -359,7 +368,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
     c.gpu_lengths = true;
     add(c);
   }
-  // 8. A long context (no length cap): split decode over many workgroups.
+  // 9. A long context (no length cap): split decode over many workgroups.
   {
     BdpaCase c = make(1, 1, 4, 1, 64, size == GridSize::full ? 32768 : 4096);
     c.vocab = 500;

@@ -22,6 +22,7 @@ struct BdpaCase {
   std::string variant;      // forced with strict mode; empty: the planner decides
   uint32_t splits = 0;
   float logit_scale = 1.0f;
+  float spread = 0.3f;       // per-position part of each row (what the residuals hold) against a unit token part
   bool gpu_lengths = false;   // kv_len and start_pos from u32 GPU buffers
   bool shuffle_index = false; // index entries permuted on the host after the build (positions travel with them)
   uint32_t position_offset = 0;  // added to every index position after the build (keys move later)
