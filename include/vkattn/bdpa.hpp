@@ -91,7 +91,7 @@ struct VKATTN_API BdpaBuildParams {
   uint32_t vocab_size = 0; // at most 2^24; token ids must be below it (others are skipped: no query sees them)
   std::vector<uint32_t> kv_len{0};
   uint32_t kv_len_of(uint32_t b) const { return kv_len.size() == 1 ? kv_len[0] : kv_len.at(b); }
-  uint32_t max_rows() const { return batch * kv_capacity; }  // basis and residual rows the outputs hold
+  uint64_t max_rows() const { return uint64_t(batch) * kv_capacity; }  // basis and residual rows the outputs hold
 };
 
 struct BdpaBuildTensors {

@@ -35,7 +35,7 @@ void bdpa_build(Recorder& recorder, const BdpaBuildParams& p, const BdpaBuildTen
   const DeviceCaps& caps = rt.caps();
   bdpa::validate_build(p, t, caps);
 
-  const uint32_t rows = p.max_rows();
+  const uint32_t rows = static_cast<uint32_t>(p.max_rows());  // below 2^32 - 1 (validated)
   const uint32_t max_x = caps.max_workgroup_count[0];
   if (p.num_kv_heads > caps.max_workgroup_count[1])
     throw Error(ErrorKind::unsupported, fmt::format("num_kv_heads: expected at most {} (device limit), got {}",
