@@ -53,6 +53,10 @@ struct VKATTN_API BdpaParams {
   float effective_scale() const;
   uint32_t kv_len_of(uint32_t b) const { return kv_len.size() == 1 ? kv_len[0] : kv_len.at(b); }
   uint32_t start_pos_of(uint32_t b) const { return start_pos.size() == 1 ? start_pos[0] : start_pos.at(b); }
+  // The text-attention call this one stands for: a contiguous cache of
+  // kv_capacity slots (key j at position j) with the same heads, masks, scale,
+  // softcap and per-sequence values.
+  TextAttentionParams contiguous_equivalent() const;
 };
 
 struct BdpaTensors {

@@ -119,20 +119,7 @@ std::vector<double> bdpa_unquantized(const BdpaParams& p, std::span<const float>
       for (uint64_t d = 0; d < D; ++d) rotated[r * D + d] = static_cast<float>(row[d]);
     }
   }
-  TextAttentionParams tp;
-  tp.batch = p.batch;
-  tp.seq_len = p.seq_len;
-  tp.num_heads = p.num_heads;
-  tp.num_kv_heads = p.num_kv_heads;
-  tp.head_dim = p.head_dim;
-  tp.causal = p.causal;
-  tp.window = p.window;
-  tp.softcap = p.softcap;
-  tp.scale = p.scale;
-  tp.kv_capacity = p.kv_capacity;
-  tp.kv_len = p.kv_len;
-  tp.start_pos = p.start_pos;
-  return text_attention(tp, q, rotated, v);
+  return text_attention(p.contiguous_equivalent(), q, rotated, v);
 }
 
 }  // namespace vkattn::reference

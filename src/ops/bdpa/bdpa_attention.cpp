@@ -33,6 +33,23 @@ RopePairing rope_pairing_from_string(std::string_view name) {
 
 float BdpaParams::effective_scale() const { return scale ? *scale : 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
+TextAttentionParams BdpaParams::contiguous_equivalent() const {
+  TextAttentionParams tp;
+  tp.batch = batch;
+  tp.seq_len = seq_len;
+  tp.num_heads = num_heads;
+  tp.num_kv_heads = num_kv_heads;
+  tp.head_dim = head_dim;
+  tp.causal = causal;
+  tp.window = window;
+  tp.softcap = softcap;
+  tp.scale = scale;
+  tp.kv_capacity = kv_capacity;
+  tp.kv_len = kv_len;
+  tp.start_pos = start_pos;
+  return tp;
+}
+
 void check_bdpa_index(const BdpaParams& p, const std::vector<uint32_t>& index) {
   const uint64_t want = uint64_t(p.batch) * p.kv_capacity * BDPA_INDEX_WORDS;
   if (index.size() != want)

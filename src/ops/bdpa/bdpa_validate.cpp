@@ -67,18 +67,7 @@ void validate_params(const BdpaParams& p) {
   check_head_dim(p.head_dim);
   // The rest a BDPA call shares with a text call over a contiguous cache of
   // kv_capacity index entries: heads, scale, softcap, per-sequence values and ranges.
-  TextAttentionParams tp;
-  tp.batch = p.batch;
-  tp.seq_len = p.seq_len;
-  tp.num_heads = p.num_heads;
-  tp.num_kv_heads = p.num_kv_heads;
-  tp.head_dim = p.head_dim;
-  tp.scale = p.scale;
-  tp.softcap = p.softcap;
-  tp.kv_capacity = p.kv_capacity;
-  tp.kv_len = p.kv_len;
-  tp.start_pos = p.start_pos;
-  text::validate_params(tp);
+  text::validate_params(p.contiguous_equivalent());
   if (p.num_basis == 0) bad("num_basis: expected >= 1 basis rows, got 0");
   if (p.num_residual == 0) bad("num_residual: expected >= 1 residual rows, got 0");
   if (p.rotary_dim % 2 != 0 || p.rotary_dim > p.head_dim)
