@@ -42,23 +42,24 @@
 #define BDPA_SHARED_BYTES(rows, d, tk) \
   (BDPA_Q_VEC4S(rows, d) * 16 + 2 * BDPA_KV_VEC4S(tk, d) * 16 + (rows) * (tk) * 4 + (tk) * 12 + (rows) * 16)
 
-// bdpa_attention.comp bindings. O and the partials keep text attention's
-// numbers so text_split_reduce.comp reads them where this kernel wrote them.
+// bdpa_attention.comp bindings. The partials are f32 [B, splits, S, H, D] and
+// [B, splits, S, H, 2] (running max, running sum): what text_split_reduce.comp
+// reads, bound at its own numbers (TEXT_BIND_PARTIAL_*) for the reduce.
 #define BDPA_BIND_Q 0
-#define BDPA_BIND_BASIS_K 1
-#define BDPA_BIND_BASIS_V 2
-#define BDPA_BIND_O 3            // = TEXT_BIND_O
+#define BDPA_BIND_O 1
+#define BDPA_BIND_BASIS_K 2
+#define BDPA_BIND_BASIS_V 3
 #define BDPA_BIND_RESIDUAL_K 4
-#define BDPA_BIND_KV_LEN 5
-#define BDPA_BIND_START_POS 6
-#define BDPA_BIND_RESIDUAL_V 7
-#define BDPA_BIND_PARTIAL_O 8    // = TEXT_BIND_PARTIAL_O
-#define BDPA_BIND_PARTIAL_ML 9   // = TEXT_BIND_PARTIAL_ML
-#define BDPA_BIND_SCALE_K 10     // f32 [num_residual, Hkv]
-#define BDPA_BIND_SCALE_V 11
-#define BDPA_BIND_INDEX 12       // u32 [B, capacity, BDPA_INDEX_WORDS]
-#define BDPA_BIND_ROPE_COS 13    // f32 [rope_positions, rotary_dim / 2]
-#define BDPA_BIND_ROPE_SIN 14
+#define BDPA_BIND_RESIDUAL_V 5
+#define BDPA_BIND_SCALE_K 6      // f32 [num_residual, Hkv]
+#define BDPA_BIND_SCALE_V 7
+#define BDPA_BIND_INDEX 8        // u32 [B, kv_capacity, BDPA_INDEX_WORDS]
+#define BDPA_BIND_ROPE_COS 9     // f32 [rope_positions, rotary_dim / 2]
+#define BDPA_BIND_ROPE_SIN 10
+#define BDPA_BIND_KV_LEN 11
+#define BDPA_BIND_START_POS 12
+#define BDPA_BIND_PARTIAL_O 13
+#define BDPA_BIND_PARTIAL_ML 14
 #define BDPA_BINDINGS 15
 
 #define BDPA_FLAG_CAUSAL 1u
