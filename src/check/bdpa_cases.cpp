@@ -374,6 +374,18 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
     c.vocab = 500;
     add(c);
   }
+  if (size == GridSize::full) {
+    // Model-sized shapes for the GPU: Llama-3-8B decode over 32k keys for two
+    // sequences (each f16 input 128 MiB, lavapipe's storage-buffer range), and
+    // a 512-token prefill.
+    BdpaCase d = make(2, 1, 32, 8, 128, 32768);
+    d.vocab = 32000;
+    add(d);
+    BdpaCase pre = make(1, 512, 32, 8, 128, 512);
+    pre.vocab = 32000;
+    pre.q = pre.basis = pre.out = DType::f16;
+    add(pre);
+  }
   return grid;
 }
 
