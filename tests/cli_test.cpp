@@ -437,6 +437,9 @@ TEST_F(Cli, RunBdpaBuildsOnTheGpuAndChecksBothWays) {
   EXPECT_EQ(plan.status, 0) << plan.output;
   EXPECT_THAT(plan.output, HasSubstr("chosen: bdpa_decode_split_f16kv"));
   EXPECT_THAT(plan.output, HasSubstr("256 KV split(s)"));
+  Result past = run(io + "--tokens " + path("t.npy") + " --vocab 12");
+  EXPECT_EQ(past.status, 2) << past.output;
+  EXPECT_THAT(past.output, HasSubstr("tokens: expected ids below --vocab (12), got 12 at [0][4]"));
   Result odd = run(io + "--tokens " + path("t.npy") + " --rotary-dim 7");
   EXPECT_EQ(odd.status, 2) << odd.output;
   EXPECT_THAT(odd.output, HasSubstr("rotary_dim: expected an even number <= head_dim (64), got 7"));

@@ -103,6 +103,11 @@ void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status) {
     }
     const BdpaBuildParams bp =
         check::build_params(p, o->vocab ? o->vocab : *std::max_element(tokens.begin(), tokens.end()) + 1);
+    // The builder would skip such a slot (no query sees it); on the command line it is a mistake.
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i] >= bp.vocab_size)
+        bad(fmt::format("tokens: expected ids below --vocab ({}), got {} at [{}][{}]", bp.vocab_size, tokens[i],
+                        i / p.kv_capacity, i % p.kv_capacity));
 
     Context ctx(ContextOptions{g.device});
     const check::RopeTables rope = check::rope_tables(p.rope_positions, p.rotary_dim, o->rope_theta);
