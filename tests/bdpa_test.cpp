@@ -7,7 +7,7 @@
 
 #include "check/bdpa_cases.hpp"
 #include "check/check_case.hpp"
-#include "check/host_tensor.hpp"
+#include "check/host_data.hpp"
 #include "expect_error.hpp"
 #include "planner/bdpa_planner.hpp"
 #include "test_context.hpp"

@@ -230,6 +230,50 @@ TEST_F(Cli, RunTextPagedPrefill) {
                         std::vector<uint32_t>(table.begin(), table.end()));
 }
 
+TEST_F(Cli, RunTextTieredPagedCold) {
+  // Decode over a tiered cache: the last 6 keys from the f16 hot ring, the
+  // rest from a paged f16 cold tier.
+  auto q = write_float("q.npy", DType::f32, {2, 1, 4, 64}, 2.0f);
+  auto k = write_float("k.npy", DType::f16, {8, 8, 2, 64}, 1.0f);
+  auto v = write_float("v.npy", DType::f16, {8, 8, 2, 64}, 1.0f);
+  auto hot_k = write_float("hk.npy", DType::f16, {2, 6, 2, 64}, 1.5f);
+  auto hot_v = write_float("hv.npy", DType::f16, {2, 6, 2, 64}, 1.5f);
+  const std::vector<int32_t> table{7, 1, 4, 0, 2, 6, 3, 5};
+  write_i32("table.npy", table, {2, 4});
+  write_u32("lens.npy", {29, 4});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout tiered --cold-layout paged --page-table " + path("table.npy") +
+                 " --hot-k " + path("hk.npy") + " --hot-v " + path("hv.npy") + " --kv-len " + path("lens.npy") +
+                 " --causal --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
+  TextAttentionParams p;
+  p.batch = 2;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.layout = KvLayout::tiered;
+  p.cold_layout = KvLayout::paged;
+  p.hot_window = 6;
+  p.kv_capacity = 8;
+  p.num_pages = 8;
+  p.max_pages = 4;
+  p.kv_len = {29, 4};
+  p.start_pos = {28, 3};
+  p.causal = true;
+  const io::NpyArray o = io::read_npy(path("o.npy"));
+  const auto tol = reference::tolerance_for(DType::f32, DType::f16, DType::f32);
+  const auto want =
+      reference::text_attention(p, q, k, v, std::vector<uint32_t>(table.begin(), table.end()), hot_k, hot_v);
+  const auto cmp = reference::compare(io::as_f32(o), want, tol);
+  EXPECT_TRUE(cmp.passed) << reference::to_string(cmp, tol);
+  // Without the hot ring the same files are an error naming it.
+  Result bad = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                   path("o.npy") + " --layout tiered --cold-layout paged --page-table " + path("table.npy"));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.output, HasSubstr("hot_k: expected --hot-k and --hot-v both for --layout tiered"));
+}
+
 TEST_F(Cli, RunTextRingWindowForcedVariant) {
   auto q = write_float("q.npy", DType::f32, {1, 3, 2, 64}, 2.0f);
   auto k = write_float("k.npy", DType::f16, {1, 16, 1, 64}, 1.0f);

@@ -1,7 +1,9 @@
 // GPU vs float64 oracle for every case of the vision and audio CI grids (the
 // grids `vkattn check --family vision|audio` run), one test per case:
 //   vision: every variant x dtype forced, the planner's choices across head
-//     dims 64-256, patch counts off every tile width, HPD layouts, posembed;
+//     dims 64-256, patch counts off every tile width, HPD layouts, the
+//     tensor-core engine's plain-GLSL build (head dims off 16, f32 staged as
+//     f16, both layouts, partial row and key tiles), posembed;
 //   audio: T not a multiple of W, T < W, both visibility modes, future
 //     context, caps on and off, unequal per-dim scales, rows seeing no key.
 #include <gtest/gtest.h>
@@ -32,10 +34,7 @@ void run_case(Context& ctx, const check::CheckCase& c) {
 
 std::function<std::string(const ::testing::TestParamInfo<size_t>&)> namer(const char* family) {
   return [family](const ::testing::TestParamInfo<size_t>& info) {
-    std::string n = std::to_string(info.param) + "_" + cases(family).at(info.param).name;
-    for (auto& ch : n)
-      if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    return n;
+    return testing::param_test_name(info.param, cases(family).at(info.param).name);
   };
 }
 

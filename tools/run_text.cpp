@@ -3,12 +3,15 @@
 //
 //   q [B, S, H, D]; k, v [B, C, Hkv, D] (contiguous, ring) or the paged pool
 //   [P, page_size, Hkv, D] with --page-table [B, max_pages]; f32 or f16 (f16
-//   stays f16 on the GPU); the output has Q's dtype.
+//   stays f16 on the GPU); the output has Q's dtype. Tiered: k, v are the cold
+//   tier (contiguous or paged, --cold-layout) and --hot-k/--hot-v the f16 hot
+//   ring [B, hot_window, Hkv, D].
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstring>
 #include <optional>
+#include <tuple>
 
 #include "commands.hpp"
 #include "io/npy.hpp"
@@ -72,6 +75,7 @@ std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, cons
 void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {
     std::string q, k, v, out, layout = "contiguous", page_table, kv_len, start_pos, kv_start;
+    std::string cold_layout = "contiguous", hot_k, hot_v;
     OverrideFlags overrides;
     uint32_t page_size = 0, window = 0;
     float softcap = 0.0f, scale = 0.0f;
@@ -84,7 +88,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_option("--k", o->k, "Keys [B, C, Hkv, D], or the paged pool [P, page_size, Hkv, D]")->required();
   cmd->add_option("--v", o->v, "Values, shaped like --k")->required();
   cmd->add_option("--out", o->out, "Output [B, S, H, D] (.npy, Q's dtype)")->required();
-  cmd->add_option("--layout", o->layout, "KV layout")->check(CLI::IsMember({"contiguous", "ring", "paged"}));
+  cmd->add_option("--layout", o->layout, "KV layout")->check(CLI::IsMember({"contiguous", "ring", "paged", "tiered"}));
+  cmd->add_option("--cold-layout", o->cold_layout, "Tiered: layout of the cold tier (--k, --v)")
+      ->check(CLI::IsMember({"contiguous", "paged"}));
+  cmd->add_option("--hot-k", o->hot_k, "Tiered: hot ring keys [B, hot_window, Hkv, D] (.npy, f16)");
+  cmd->add_option("--hot-v", o->hot_v, "Tiered: hot ring values, shaped like --hot-k");
   cmd->add_option("--page-table", o->page_table, "Paged: page table [B, max_pages] (.npy, u32 or non-negative int)");
   cmd->add_option("--page-size", o->page_size, "Paged: keys per page (default: --k's second dimension)");
   cmd->add_option("--kv-len", o->kv_len,
@@ -100,7 +108,12 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   cmd->add_flag("--check", o->check, "Also compute the float64 oracle and print the max relative error");
   cmd->callback([o, &g, &status] {
     const KvLayout layout = kv_layout_from_string(o->layout);
-    const bool paged = layout == KvLayout::paged;
+    const bool tiered = layout == KvLayout::tiered;
+    const KvLayout slots = tiered ? kv_layout_from_string(o->cold_layout) : layout;
+    const bool paged = slots == KvLayout::paged;
+    if (tiered != (!o->hot_k.empty() || !o->hot_v.empty()) || o->hot_k.empty() != o->hot_v.empty())
+      bad(fmt::format("hot_k: expected --hot-k and --hot-v {} for --layout {}, got {}", tiered ? "both" : "neither",
+                      o->layout, o->hot_k.empty() ? "--hot-v only" : (o->hot_v.empty() ? "--hot-k only" : "both")));
     const io::NpyArray q = io::read_npy(o->q), k = io::read_npy(o->k), v = io::read_npy(o->v);
     expect_rank4(q, "q", "[B, S, H, D]");
     expect_rank4(k, "k", paged ? "[P, page_size, Hkv, D]" : "[B, C, Hkv, D]");
@@ -122,6 +135,20 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     p.window = o->window;
     p.softcap = o->softcap;
     if (*o->scale_opt) p.scale = o->scale;
+    io::NpyArray hot_k, hot_v;
+    if (tiered) {
+      p.cold_layout = slots;
+      hot_k = io::read_npy(o->hot_k);
+      hot_v = io::read_npy(o->hot_v);
+      expect_rank4(hot_k, "hot_k", "[B, hot_window, Hkv, D]");
+      if (hot_v.shape != hot_k.shape)
+        bad(fmt::format("hot_v: expected the shape of hot_k {}, got {}", shape_to_string(hot_k.shape),
+                        shape_to_string(hot_v.shape)));
+      for (auto [name, a, path] : {std::tuple{"hot_k", &hot_k, &o->hot_k}, {"hot_v", &hot_v, &o->hot_v}})
+        if (float_dtype(*a, name, *path) != DType::f16)
+          bad(fmt::format("{}: expected float16 ('<f2', the hot ring) in '{}', got '{}'", name, *path, a->descr));
+      p.hot_window = static_cast<uint32_t>(hot_k.shape[1]);
+    }
 
     std::vector<uint32_t> table;
     uint64_t cache = 0;  // key slots a sequence can address
@@ -140,7 +167,8 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
       cache = uint64_t(p.max_pages) * p.kv_capacity;
     } else {
       if (!o->page_table.empty() || o->page_size)
-        bad(fmt::format("page_table: expected none for --layout {}, got --page-table/--page-size", o->layout));
+        bad(fmt::format("page_table: expected none for the {} layout, got --page-table/--page-size",
+                        to_string(slots)));
       if (k.shape[0] != p.batch)
         bad(fmt::format("k: expected batch {} (q's first dimension) in [B, C, Hkv, D], got shape {}", p.batch,
                         shape_to_string(k.shape)));
@@ -190,6 +218,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     t.k = upload(ctx, kt, kshape, k);
     t.v = upload(ctx, kt, kshape, v);
     t.out = ctx.tensor(qt, qshape);
+    if (tiered) {
+      const Shape hshape{hot_k.shape.begin(), hot_k.shape.end()};
+      t.hot_k = upload(ctx, DType::f16, hshape, hot_k);
+      t.hot_v = upload(ctx, DType::f16, hshape, hot_v);
+    }
     if (paged) {
       t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
       ctx.upload(t.page_table, table);
@@ -212,7 +245,9 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     fmt::print("wrote {} {} to {}\n", to_string(qt), shape_to_string(out.shape), o->out);
     status = 0;
     if (o->check) {
-      const auto want = reference::text_attention(p, io::as_f32(q), io::as_f32(k), io::as_f32(v), table);
+      const auto want = reference::text_attention(p, io::as_f32(q), io::as_f32(k), io::as_f32(v), table,
+                                                  tiered ? io::as_f32(hot_k) : std::vector<float>{},
+                                                  tiered ? io::as_f32(hot_v) : std::vector<float>{});
       const auto tol = reference::tolerance_for(qt, kt, qt);
       const auto r = reference::compare(io::as_f32(out), want, tol);
       fmt::print("max relative error vs float64 oracle: {:.3e} (tolerance {:.1e}) {}\n", r.rel_err, tol.abs_rel,

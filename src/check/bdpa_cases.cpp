@@ -10,7 +10,7 @@
 #include <random>
 #include <set>
 
-#include "check/host_tensor.hpp"
+#include "check/host_data.hpp"
 #include "check/timing.hpp"
 #include "planner/bdpa_planner.hpp"
 #include "vkattn/error.hpp"

@@ -1,17 +1,24 @@
 #include <fmt/format.h>
 
 #include "check/check_case.hpp"
+#include "check/kvtier_cases.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::check {
 
 namespace {
 
-// KV-cache kinds beyond the text layouts: BDPA.
+// KV-cache kinds beyond the plain text layouts: tiered hot/cold, then BDPA.
 std::vector<CheckCase> kvcache_check_cases(const DeviceCaps& caps, GridSize size) {
-  return bdpa_check_cases(caps, size);
+  std::vector<CheckCase> out = kvtier_check_cases(caps, size);
+  for (auto& c : bdpa_check_cases(caps, size)) out.push_back(std::move(c));
+  return out;
 }
-std::vector<CheckCase> kvcache_demo_cases(DemoSize size) { return bdpa_demo_cases(size); }
+std::vector<CheckCase> kvcache_demo_cases(DemoSize size) {
+  std::vector<CheckCase> out = kvtier_demo_cases(size);
+  for (auto& c : bdpa_demo_cases(size)) out.push_back(std::move(c));
+  return out;
+}
 
 struct Family {
   const char* name;

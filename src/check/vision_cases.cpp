@@ -272,6 +272,26 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     c.logit_scale = 6.0f;
     add(c);
   }
+  // 3. The tensor-core engine and its plain-GLSL build, forced: head dims that
+  //    are not a multiple of 16 (zero-padded fragments), f32 rounded to f16
+  //    when staged, both layouts, several workgroups of rows with a partial
+  //    last one and a partial last key tile, fewer patches than one fragment.
+  const Shape fragment_shapes[] = {
+      {200, 2, 72, DType::f16, DType::f32, VisionLayout::hpd}, {150, 2, 64, DType::f32, DType::f32, VisionLayout::phd},
+      {9, 3, 40, DType::f32, DType::f16, VisionLayout::hpd},   {70, 1, 256, DType::f16, DType::f16, VisionLayout::phd},
+  };
+  for (const char* family : {"vision_flash_coopmat", "vision_flash_emulated"}) {
+    for (const auto& s : fragment_shapes) {
+      VisionCase c = make(full ? s.patches * 12 : s.patches, s.heads, s.dim, s.dtype);
+      c.out = s.out;
+      c.params.layout = s.layout;
+      c.variant = fmt::format("{}_{}", family, to_string(s.dtype));
+      if (!runnable(*planner::find_vision_variant(c.variant), caps, c)) continue;
+      c.name = fmt::format("{} {}", c.variant, describe(c));
+      add(c);
+    }
+  }
+
   if (full) {
     VisionCase gemma = make(2304, 12, 64, DType::f32);
     gemma.params.scale = 1.0f;

@@ -34,6 +34,8 @@ constexpr Family kFamilies[] = {
     {"prefill_tiled_large",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   64,  32,  32, 16,   128},
     {"prefill_tiled_small",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   256, 16,  32, 4,    128},
     {"prefill_streaming",      Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 1,   32, 1,    64},
+    {"decode_flash_coopmat",   Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, true,  16,  128, 16,  16, 16,   32},
+    {"decode_flash_emulated",  Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, false, 16,  128, 16,  16, 16,   32},
     {"decode_flash",           Phase::decode,  Kind::split,     Engine::registers_flash,  false, true,  false, 8,   512, 8,   4,  1,    256},
     {"decode_online_split",    Phase::decode,  Kind::split,     Engine::registers_online, true,  false, false, 8,   512, 8,   4,  4,    128},
     {"decode_split",           Phase::decode,  Kind::split,     Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 4,    128},

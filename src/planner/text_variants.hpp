@@ -44,6 +44,9 @@ struct TextVariant {
   uint32_t min_tile_keys;    // below this the variant is not worth running
   uint32_t workgroup_size;
   std::string module;        // embedded SPIR-V module
+  // The same kernel reading K/V through buffer device addresses (pools past
+  // one storage-buffer binding; src/shaders/text.shaders.cmake).
+  std::string module_by_address() const { return module + "_kv_address"; }
 };
 
 // Every row, generated once from family x dtype combinations.

@@ -33,12 +33,14 @@
 #define TEXT_LAYOUT_CONTIGUOUS 0
 #define TEXT_LAYOUT_RING 1
 #define TEXT_LAYOUT_PAGED 2
+#define TEXT_LAYOUT_TIERED 3  // hot f16 ring + cold tier (contiguous, or paged with TEXT_FLAG_COLD_PAGED)
 
 // Push-constant flag bits.
 #define TEXT_FLAG_CAUSAL 1u
 #define TEXT_FLAG_KV_LEN_BUFFER 2u     // kv_len[b] from binding 5
 #define TEXT_FLAG_START_POS_BUFFER 4u  // start_pos[b] from binding 6
 #define TEXT_FLAG_KV_START_BUFFER 8u   // kv_start[b] from binding 7
+#define TEXT_FLAG_COLD_PAGED 16u       // TEXT_LAYOUT_TIERED: the cold tier is a paged pool
 
 // Bindings.
 #define TEXT_BIND_Q 0
@@ -51,7 +53,10 @@
 #define TEXT_BIND_KV_START 7
 #define TEXT_BIND_PARTIAL_O 8   // f32 [B, splits, S, H, D]
 #define TEXT_BIND_PARTIAL_ML 9  // f32 [B, splits, S, H, 2] (running max, running sum)
-#define TEXT_BINDINGS 10
+#define TEXT_BIND_HOT_K 12      // TEXT_LAYOUT_TIERED: f16 [B, hot_window, Hkv, D]
+#define TEXT_BIND_HOT_V 13
+#define TEXT_BIND_KV_ADDRESS 14  // KV_BY_ADDRESS modules: u32 [4], the device addresses of K and V (lo, hi)
+#define TEXT_BINDINGS 15
 
 // TEXT_INTERFACE_CODES_ONLY: a shader with its own push block (bdpa_attention.comp)
 // takes the codes above and leaves the push block out.
@@ -88,6 +93,7 @@ TEXT_PUSH_STRUCT {
   uint k_strides[3];
   uint v_strides[3];
   uint o_strides[3];
+  uint hot_window;  // TEXT_LAYOUT_TIERED: slots of the hot ring (> 0)
 }
 #ifdef __cplusplus
 ;

@@ -25,6 +25,7 @@ uint32_t layout_code(KvLayout l) {
   switch (l) {
     case KvLayout::ring: return TEXT_LAYOUT_RING;
     case KvLayout::paged: return TEXT_LAYOUT_PAGED;
+    case KvLayout::tiered: return TEXT_LAYOUT_TIERED;
     default: return TEXT_LAYOUT_CONTIGUOUS;
   }
 }
@@ -78,16 +79,16 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
-  const vk::Pipeline& pipeline =
-      rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
+  // A pool past one binding is read through device addresses, by the same kernel built that way.
+  const bool by_address = text::kv_by_address(t, caps);
+  const vk::Pipeline& pipeline = rt.pipelines().get(
+      {by_address ? plan.variant->module_by_address() : plan.variant->module, spec, g.required_subgroup_size}, iface);
 
   // Every check that can reject the call comes before anything is recorded.
   text::TextPush push{};
   {
     const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
-    const Shape kvshape = p.layout == KvLayout::paged
-                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
-                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    const Shape kvshape = text::kv_shape(p);
     auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
     put(push.q_strides, text::row_strides("q", t.q, qshape));
     put(push.k_strides, text::row_strides("k", t.k, kvshape));
@@ -97,6 +98,9 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   TextCallInfo info;
   info.variant = plan.variant->name;
   info.reason = plan.reason;
+  if (by_address)
+    info.reason += fmt::format("; K/V ({} bytes) read through buffer device addresses, past the {}-byte binding range",
+                               t.k.bytes(), caps.max_storage_buffer_range);
   info.warnings = plan.warnings;
   info.splits = g.splits;
   const uint32_t gqa = p.num_heads / p.num_kv_heads;
@@ -118,17 +122,30 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
   ops::PerSequence start_pos = ops::per_sequence(rec, p.start_pos, t.start_pos, placeholder);
   ops::PerSequence kv_start = ops::per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  vk::BufferRef kv_addresses{placeholder, 0, 64, vk::Access::read};
+  if (by_address) {
+    const uint64_t k_at = rt.device_address(t.k.buffer()) + t.k.offset();
+    const uint64_t v_at = rt.device_address(t.v.buffer()) + t.v.offset();
+    const uint32_t words[4] = {uint32_t(k_at), uint32_t(k_at >> 32), uint32_t(v_at), uint32_t(v_at >> 32)};
+    kv_addresses = rec.scratch(sizeof(words));
+    rec.update(kv_addresses, std::as_bytes(std::span(words)));
+    kv_addresses.access = vk::Access::read;
+  }
 
   push.batch = p.batch;
   push.seq_len = p.seq_len;
   push.num_heads = p.num_heads;
   push.num_kv_heads = p.num_kv_heads;
   push.capacity = p.kv_capacity;
-  push.max_pages = p.layout == KvLayout::paged ? p.max_pages : 0;
-  push.num_pages = p.layout == KvLayout::paged ? p.num_pages : 0;
+  const bool paged = p.slot_layout() == KvLayout::paged;
+  const bool tiered = p.layout == KvLayout::tiered;
+  push.max_pages = paged ? p.max_pages : 0;
+  push.num_pages = paged ? p.num_pages : 0;
   push.flags = (p.causal ? TEXT_FLAG_CAUSAL : 0u) | (kv_len.from_buffer ? TEXT_FLAG_KV_LEN_BUFFER : 0u) |
                (start_pos.from_buffer ? TEXT_FLAG_START_POS_BUFFER : 0u) |
-               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u);
+               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u) |
+               (tiered && paged ? TEXT_FLAG_COLD_PAGED : 0u);
+  push.hot_window = tiered ? p.hot_window : 0;
   push.kv_len = kv_len.uniform;
   push.start_pos = start_pos.uniform;
   push.kv_start = kv_start.uniform;
@@ -142,14 +159,20 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
   }
-  const vk::BufferRef page_table = p.layout == KvLayout::paged ? vk::ref(t.page_table, vk::Access::read)
-                                                               : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
-  std::array<vk::BufferRef, TEXT_BINDINGS> buffers{};
+  const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
+  std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
+  buffers.fill(unused);  // bindings this call's layout and dtypes do not read
   buffers[TEXT_BIND_Q] = vk::ref(t.q, vk::Access::read);
   buffers[TEXT_BIND_K] = vk::ref(t.k, vk::Access::read);
   buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
+  buffers[TEXT_BIND_K].by_address = buffers[TEXT_BIND_V].by_address = by_address;
+  buffers[TEXT_BIND_KV_ADDRESS] = kv_addresses;
   buffers[TEXT_BIND_O] = vk::ref(t.out, split ? vk::Access::read : vk::Access::write);
-  buffers[TEXT_BIND_PAGE_TABLE] = page_table;
+  if (paged) buffers[TEXT_BIND_PAGE_TABLE] = vk::ref(t.page_table, vk::Access::read);
+  if (tiered) {
+    buffers[TEXT_BIND_HOT_K] = vk::ref(t.hot_k, vk::Access::read);
+    buffers[TEXT_BIND_HOT_V] = vk::ref(t.hot_v, vk::Access::read);
+  }
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;

@@ -12,6 +12,15 @@ namespace vkattn::text {
 void validate_params(const TextAttentionParams& p);
 void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps);
 
+// Whether K/V are read through their device addresses: a pool larger than one
+// storage-buffer binding (or than 32-bit element indices reach) on a device
+// that has them.
+bool kv_by_address(const TextAttentionTensors& t, const DeviceCaps& caps);
+
+// Shapes of K/V (the cold tier's, for tiered) and of the tiered layout's hot ring.
+Shape kv_shape(const TextAttentionParams& p);
+Shape hot_kv_shape(const TextAttentionParams& p);
+
 // Element strides of dims 0-2 of a 4-D q/k/v/out tensor of shape `want`, as the
 // kernels take them; throws Error naming `name` if they cannot.
 using RowStrides = std::array<uint32_t, 3>;

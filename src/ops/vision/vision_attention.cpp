@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "ops/vision/vision_fragments.hpp"
 #include "ops/vision/vision_validate.hpp"
 #include "planner/vision_planner.hpp"
 #include "shaders/vision_interface.h"
@@ -62,6 +63,10 @@ VisionCallInfo vision_attention(Recorder& recorder, const VisionAttentionParams&
   const planner::VisionPlan plan = planner::plan_vision(caps, shape, options);
   const planner::VisionVariant& v = *plan.variant;
   const planner::VisionGeometry& g = plan.geometry;
+  if (v.kind == planner::VisionKind::fragments) {
+    vision::record_fragments(rec, rt, p, t, plan);
+    return {v.name, plan.reason, plan.warnings, 1};
+  }
   // The head-major variant runs on HPD copies of PHD tensors.
   const bool transpose = v.head_major && p.layout == VisionLayout::phd;
 

@@ -1,6 +1,5 @@
-#include "check/host_tensor.hpp"
+#include "check/host_data.hpp"
 
-#include <cstdint>
 #include <cstring>
 
 #include "reference/rounding.hpp"
