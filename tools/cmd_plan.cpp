@@ -23,6 +23,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   auto* plan = app.add_subcommand("plan", "Explain kernel selection");
   plan->require_subcommand(1);
   add_plan_vision(*plan, g, status);
+  add_plan_bdpa(*plan, g, status);
   // No options: a Llama-3-8B decode step (the defaults --help shows).
   auto* text = plan->add_subcommand("text", "Text attention");
   text->add_option("--batch", o->shape.batch, "B")->capture_default_str();

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "check/check_case.hpp"
 #include "check/kvcache_cases.hpp"
 #include "check/kvtier_cases.hpp"
@@ -9,18 +11,20 @@ namespace vkattn::check {
 
 namespace {
 
-// The KV-cache family: writing caches and quantized KV, then the tiered layout
-// and pools past one binding.
-template <class F, class G, class... A>
-std::vector<CheckCase> joined(F first, G second, A... args) {
-  std::vector<CheckCase> out = first(args...);
-  for (auto& c : second(args...)) out.push_back(std::move(c));
+// The KV-cache family: writing caches and quantized KV, the tiered layout and
+// pools past one binding, then BDPA.
+template <class... F, class... A>
+std::vector<CheckCase> joined(std::tuple<F...> grids, A... args) {
+  std::vector<CheckCase> out;
+  std::apply([&](auto... grid) { (..., [&] { for (auto& c : grid(args...)) out.push_back(std::move(c)); }()); }, grids);
   return out;
 }
 std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
-  return joined(kvcache_check_cases, kvtier_check_cases, caps, size);
+  return joined(std::tuple{kvcache_check_cases, kvtier_check_cases, bdpa_check_cases}, caps, size);
 }
-std::vector<CheckCase> kvcache_family_demo(DemoSize size) { return joined(kvcache_demo_cases, kvtier_demo_cases, size); }
+std::vector<CheckCase> kvcache_family_demo(DemoSize size) {
+  return joined(std::tuple{kvcache_demo_cases, kvtier_demo_cases, bdpa_demo_cases}, size);
+}
 
 struct Family {
   const char* name;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "shaders/text_attention_interface.h"
+#include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
 #include "planner/text_planner.hpp"
 #include "vk/recorder_impl.hpp"
@@ -36,37 +37,6 @@ uint32_t text::layout_code(KvLayout l) {
     default: return TEXT_LAYOUT_CONTIGUOUS;
   }
 }
-
-namespace {
-
-// A per-sequence value: one for all (push constant), or one each (GPU buffer).
-struct PerSequence {
-  uint32_t uniform = 0;
-  vk::BufferRef buffer;
-  bool from_buffer = false;
-};
-
-PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& values, const Tensor& gpu,
-                         VkBuffer placeholder) {
-  PerSequence s;
-  if (gpu.valid()) {
-    s.buffer = vk::ref(gpu, vk::Access::read);
-    s.from_buffer = true;
-  } else if (values.size() > 1) {
-    // Different values per sequence given on the host: written by the command
-    // buffer itself into scratch, so no extra submit.
-    s.buffer = rec.scratch(values.size() * 4);
-    rec.update(s.buffer, std::as_bytes(std::span(values)));
-    s.buffer.access = vk::Access::read;
-    s.from_buffer = true;
-  } else {
-    s.uniform = values[0];
-    s.buffer = {placeholder, 0, 64, vk::Access::read};
-  }
-  return s;
-}
-
-}  // namespace
 
 void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
   if (table.size() != uint64_t(p.batch) * p.max_pages)
@@ -153,29 +123,12 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
   const vk::Pipeline* reduce = nullptr;
   const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;  // x; y is the batch
-  if (split) {
-    if (rows * p.head_dim * 4 > caps.max_storage_buffer_range)
-      throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
-                                                      caps.max_storage_buffer_range, rows * p.head_dim * 4));
-    if (reduce_groups > caps.max_workgroup_count[0] || p.batch > caps.max_workgroup_count[1])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("split reduce workgroups: expected at most [{}, {}] (device limit), got [{}, {}]",
-                              caps.max_workgroup_count[0], caps.max_workgroup_count[1], reduce_groups, p.batch));
-    std::vector<uint32_t> rspec(TEXT_SC_COUNT, 0);
-    rspec[TEXT_SC_HEAD_DIM] = p.head_dim;
-    // A power of two (for the max tree) up to 256; Vulkan guarantees 128
-    // invocations, which covers D/4 <= 128 columns.
-    uint32_t wg = 1;
-    while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
-    rspec[TEXT_SC_WG_SIZE] = wg;
-    rspec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
-    reduce = &rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
-  }
+  if (split) reduce = &ops::split_reduce_pipeline(rt, p.head_dim, t.out.dtype(), rows, reduce_groups, p.batch);
 
   const VkBuffer placeholder = rt.placeholder_buffer();
-  PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
-  PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
-  PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
+  ops::PerSequence start_pos = ops::per_sequence(rec, p.start_pos, t.start_pos, placeholder);
+  ops::PerSequence kv_start = ops::per_sequence(rec, p.kv_start, t.kv_start, placeholder);
   vk::BufferRef kv_addresses{placeholder, 0, 64, vk::Access::read};
   if (by_address) {
     const uint64_t k_at = rt.device_address(t.k.buffer()) + t.k.offset();
