@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <tuple>
-
 #include "check/check_case.hpp"
 #include "check/kvcache_cases.hpp"
 #include "check/kvtier_cases.hpp"
@@ -13,17 +11,17 @@ namespace {
 
 // The KV-cache family: writing caches and quantized KV, the tiered layout and
 // pools past one binding, then BDPA.
-template <class... F, class... A>
-std::vector<CheckCase> joined(std::tuple<F...> grids, A... args) {
+std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
   std::vector<CheckCase> out;
-  std::apply([&](auto... grid) { (..., [&] { for (auto& c : grid(args...)) out.push_back(std::move(c)); }()); }, grids);
+  for (auto grid : {kvcache_check_cases, kvtier_check_cases, bdpa_check_cases})
+    for (auto& c : grid(caps, size)) out.push_back(std::move(c));
   return out;
 }
-std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
-  return joined(std::tuple{kvcache_check_cases, kvtier_check_cases, bdpa_check_cases}, caps, size);
-}
 std::vector<CheckCase> kvcache_family_demo(DemoSize size) {
-  return joined(std::tuple{kvcache_demo_cases, kvtier_demo_cases, bdpa_demo_cases}, size);
+  std::vector<CheckCase> out;
+  for (auto demo : {kvcache_demo_cases, kvtier_demo_cases, bdpa_demo_cases})
+    for (auto& c : demo(size)) out.push_back(std::move(c));
+  return out;
 }
 
 struct Family {
