@@ -6,11 +6,14 @@
 #include <atomic>
 #include <cstdint>
 
+struct VolkDeviceTable;
+
 namespace vkattn::vk {
 
 class Allocation {
  public:
-  Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible);
+  // `vk`: the device's functions (Runtime::vk()), which outlive the allocation.
+  Allocation(const VolkDeviceTable& vk, VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
@@ -23,6 +26,7 @@ class Allocation {
   static int64_t live() { return live_; }
 
  private:
+  const VolkDeviceTable* vk_;
   VkDevice device_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
