@@ -28,6 +28,35 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
   return VK_FALSE;
 }
 
+/* The host's loader as vkattn sees it: every lookup passes through to the
+ * loader this program links, except that vkCmdDispatch is counted, to show
+ * that vkattn records through the device-level table it loaded for the
+ * host's device (vkGetDeviceProcAddr on that device). */
+static PFN_vkGetDeviceProcAddr real_get_device_proc_addr;
+static PFN_vkCmdDispatch real_cmd_dispatch;
+static VkDevice dispatch_resolved_for = VK_NULL_HANDLE;
+static int dispatches = 0;
+
+static VKAPI_ATTR void VKAPI_CALL counted_cmd_dispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z) {
+  ++dispatches;
+  real_cmd_dispatch(cb, x, y, z);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL host_get_device_proc_addr(VkDevice device, const char* name) {
+  PFN_vkVoidFunction f = real_get_device_proc_addr(device, name);
+  if (!f || strcmp(name, "vkCmdDispatch") != 0) return f;
+  dispatch_resolved_for = device;
+  real_cmd_dispatch = (PFN_vkCmdDispatch)f;
+  return (PFN_vkVoidFunction)counted_cmd_dispatch;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL host_get_instance_proc_addr(VkInstance instance, const char* name) {
+  PFN_vkVoidFunction f = vkGetInstanceProcAddr(instance, name);
+  if (!f || strcmp(name, "vkGetDeviceProcAddr") != 0) return f;
+  real_get_device_proc_addr = (PFN_vkGetDeviceProcAddr)f;
+  return (PFN_vkVoidFunction)host_get_device_proc_addr;
+}
+
 /* The host's Vulkan objects: what a runtime embedding vkattn already has. */
 typedef struct host {
   VkInstance instance;
@@ -215,6 +244,8 @@ static void wrapped_text(const host* h, vkattn_context ctx) {
   CHECK(vkattn_tensor_bytes(t.out) == bq, "wrapped output: %zu bytes", vkattn_tensor_bytes(t.out));
   if (t.q && t.k && t.v && t.out) {
     run_on_host_queue(h, ctx, &p, &t);
+    CHECK(dispatch_resolved_for == h->device && dispatches > 0,
+          "expected the dispatches through vkCmdDispatch resolved for the host's device, got %d", dispatches);
     check_error("wrapped", c_oracle_text_error(&p, q, k, v, (const float*)(out.mapped + oo)));
     int guards_intact = 1;
     for (VkDeviceSize i = 0; i < out.bytes; ++i)
@@ -253,7 +284,7 @@ int main(void) {
   e.device = h.device;
   e.queue = h.queue;
   e.queue_family = h.family;
-  e.get_instance_proc_addr = vkGetInstanceProcAddr; /* the host's loader: the one this program links */
+  e.get_instance_proc_addr = host_get_instance_proc_addr;
   vkattn_context ctx = NULL;
   CHECK_OK(vkattn_context_create_external(&e, &ctx));
   if (ctx) {
