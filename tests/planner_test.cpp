@@ -4,7 +4,7 @@
 // The case that selects each variant family (checklist). Devices "without
 // shuffles" are the shipped ones with subgroup shuffles and cooperative matrices
 // switched off, which the decode_flash rows need:
-//   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H32/8 D128 L2048 (GQA heads as matrix rows); MQA B1 H8/1
+//   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H8/1 D64 L4096 (8 query heads of a KV head as matrix rows)
 //   decode_flash_emulated override only: lavapipe, B1 H8/2 D64
 //   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q (64 splits fill 132 SMs); MHA; lavapipe D128
 //   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
@@ -153,6 +153,8 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
   EXPECT_EQ(find_text_variant("nosuch"), nullptr);
   EXPECT_EQ(dtype_suffix(DType::f32, DType::f16), "f16kv");
   EXPECT_EQ(dtype_suffix(DType::bf16, DType::bf16), "bf16");
+  EXPECT_EQ(dtype_suffix(DType::f32, DType::i8), "i8kv");
+  EXPECT_EQ(dtype_suffix(DType::f16, DType::i4), "f16_i4kv");
 }
 
 // ---- decode rules ---------------------------------------------------------
@@ -178,39 +180,47 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f16)).geometry.head_group, 4u);
 }
 
-// Selects decode_flash_coopmat: NVIDIA H200, f16 Q, query heads sharing a KV
-// head. One warp per workgroup, the KV head's 4 query heads in its 16 rows;
-// 16 workgroups per SM wanted, no split under 128 keys.
-TEST(PlannerRules, TensorCoreDecodeForGroupedHeads) {
-  auto p = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f16, DType::f16));
+// Selects decode_flash_coopmat: NVIDIA H200, f16 Q, MQA-like groups (>= 8 query
+// heads per KV head) over batches >= 32 at head dim <= 64, where it measured
+// faster than decode_flash. One warp per workgroup, the KV head's 8 query heads
+// in its 16 rows; 16 workgroups per SM wanted, no split under 128 keys.
+TEST(PlannerRules, TensorCoreDecodeForWideGroupsInBigBatches) {
+  auto p = plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f16, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_flash_coopmat_f16");
   EXPECT_THAT(p.reason, StartsWith("tensor_core_decode"));
   EXPECT_EQ(p.geometry.workgroup_size, 32u);
-  EXPECT_EQ(p.geometry.head_group, 4u);
-  EXPECT_EQ(p.geometry.q_pos, 4u);
+  EXPECT_EQ(p.geometry.head_group, 8u);
+  EXPECT_EQ(p.geometry.q_pos, 2u);
   EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.splits, 9u);  // 256 workgroups per split, 16 x 132 wanted
-  auto mqa = plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f16, DType::f16));
-  EXPECT_EQ(mqa.variant->name, "decode_flash_coopmat_f16");
-  EXPECT_EQ(mqa.geometry.head_group, 8u);
-  EXPECT_EQ(mqa.geometry.splits, 256u);  // 1 workgroup per split: 256 splits of 128 keys
-  // f32 Q rounds to f16 only with permission; MHA and D256 stay on decode_flash.
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f32, DType::f16)).variant->name,
+  EXPECT_EQ(p.geometry.splits, 32u);  // 32 workgroups per split: 16 x 132 wanted, 4096 / 128 allowed
+  // GQA 32/8, small batches, D128 and MHA stay on decode_flash.
+  for (const TextShape& s : {decode(32, 32, 8, 64, 4096, DType::f16, DType::f16),
+                             decode(8, 8, 1, 64, 4096, DType::f16, DType::f16),
+                             decode(32, 8, 1, 128, 4096, DType::f16, DType::f16),
+                             decode(32, 32, 32, 64, 4096, DType::f16, DType::f16)}) {
+    auto flash = plan_text(nvidia(), s);
+    EXPECT_EQ(flash.variant->name, "decode_flash_f16");
+    EXPECT_TRUE(candidate(flash, "decode_flash_coopmat_f16").eligible);
+  }
+  // f32 Q rounds to f16 only with permission.
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16)).variant->name,
             "decode_flash_f16kv");
   PlanOptions reduced;
   reduced.allow_reduced_precision = true;
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f32, DType::f16), reduced).variant->name,
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16), reduced).variant->name,
             "decode_flash_coopmat_f16kv");
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16)).variant->name,
-            "decode_flash_f16");
-  auto d256 = plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16));
-  EXPECT_EQ(d256.variant->name, "decode_flash_f16");
-  EXPECT_EQ(candidate(d256, "decode_flash_coopmat_f16").why, "needs head_dim <= 128, got 256");
+  PlanOptions forced;
+  forced.variant = "decode_flash_coopmat_f16";
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
+                      "decode_flash_coopmat_f16").why,
+            "needs head_dim <= 128, got 256");
+  // MQA B1: one workgroup per split, 256 splits of 128 keys.
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f16, DType::f16), forced).geometry.splits, 256u);
   // Lengths from a GPU buffer: splits sized for the capacity.
   TextShape s = decode(1, 32, 8, 128, 1024, DType::f16, DType::f16);
   s.kv_len_bound = 131072;
-  EXPECT_EQ(plan_text(nvidia(), s).geometry.splits, 264u);  // 8 workgroups per split, 16 x 132 wanted
+  EXPECT_EQ(plan_text(nvidia(), s, forced).geometry.splits, 264u);  // 8 workgroups per split, 16 x 132 wanted
 }
 
 // decode_flash_emulated: the same engine in plain GLSL, chosen by override only.

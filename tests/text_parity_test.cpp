@@ -25,10 +25,7 @@ TEST_P(TextParity, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, grid().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           std::string n = std::to_string(info.param) + "_" + grid().at(info.param).name;
-                           for (auto& ch : n)
-                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
+                           return testing::param_test_name(info.param, grid().at(info.param).name);
                          });
 
 }  // namespace

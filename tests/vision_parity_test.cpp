@@ -34,10 +34,7 @@ void run_case(Context& ctx, const check::CheckCase& c) {
 
 std::function<std::string(const ::testing::TestParamInfo<size_t>&)> namer(const char* family) {
   return [family](const ::testing::TestParamInfo<size_t>& info) {
-    std::string n = std::to_string(info.param) + "_" + cases(family).at(info.param).name;
-    for (auto& ch : n)
-      if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    return n;
+    return testing::param_test_name(info.param, cases(family).at(info.param).name);
   };
 }
 

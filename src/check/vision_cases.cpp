@@ -16,56 +16,6 @@ namespace vkattn::check {
 
 namespace host {
 
-Values to_storage(DType t, std::vector<float> values) {
-  Values out;
-  reference::round_to(t, values);
-  const size_t item = t == DType::f16 ? 2 : 4;
-  out.bytes.resize(values.size() * item);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (t == DType::f16) {
-      const uint16_t h = reference::float_to_f16(values[i]);
-      std::memcpy(&out.bytes[i * 2], &h, 2);
-    } else {
-      std::memcpy(&out.bytes[i * 4], &values[i], 4);
-    }
-  }
-  out.values = std::move(values);
-  return out;
-}
-
-std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, size_t count) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) {
-    if (t == DType::f16 || t == DType::bf16) {
-      uint16_t h;
-      std::memcpy(&h, &bytes[i * 2], 2);
-      out[i] = t == DType::f16 ? reference::f16_to_float(h) : reference::bf16_to_float(h);
-    } else {
-      std::memcpy(&out[i], &bytes[i * 4], 4);
-    }
-  }
-  return out;
-}
-
-std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev) {
-  std::normal_distribution<float> dist(0.0f, stddev);
-  std::vector<float> v(count);
-  std::generate(v.begin(), v.end(), [&] { return dist(rng); });
-  return v;
-}
-
-Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes) {
-  Tensor tensor = ctx.tensor(t, std::move(shape));
-  ctx.upload(tensor, bytes);
-  return tensor;
-}
-
-std::vector<float> download(Context& ctx, const Tensor& t, size_t count) {
-  std::vector<std::byte> bytes(t.bytes());
-  ctx.download(t, bytes);
-  return from_storage(t.dtype(), bytes, count);
-}
-
 void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call) {
   Recorder rec(ctx);
   const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;

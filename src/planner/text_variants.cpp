@@ -53,10 +53,14 @@ struct DtypeCombo {
 constexpr DtypeCombo kCombos[] = {
     {DType::f32, DType::f32}, {DType::f32, DType::f16},   {DType::f16, DType::f16},
     {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
+    // Quantized KV (dequantized in the kernel), with f32 or f16 Q.
+    {DType::f32, DType::i8},  {DType::f16, DType::i8},     {DType::f32, DType::i4}, {DType::f16, DType::i4},
 };
 
 // Matrix fragments are f16: the flash engine takes f16 K/V, and Q in f16 or
-// f32 (rounded to f16 once, so reduced precision). bf16 stays on the scalar rows.
+// f32 (rounded to f16 once, so reduced precision). bf16 and quantized K/V stay
+// on the scalar rows (their fragment loads would have to dequantize; the
+// scalar rows do, and the planner says so in its reason).
 bool takes(const Family& f, const DtypeCombo& c) {
   return f.engine != Engine::flash_fragments || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
 }
@@ -72,7 +76,9 @@ std::string module_of(const Family& f) {
 
 std::string dtype_suffix(DType q, DType kv) {
   if (q == kv) return std::string(to_string(q));
-  return std::string(to_string(kv)) + "kv";
+  // Mixed pairs take f32 Q, except quantized K/V, which also take f16 Q.
+  const std::string q_part = q == DType::f32 ? "" : std::string(to_string(q)) + "_";
+  return q_part + std::string(to_string(kv)) + "kv";
 }
 
 const std::vector<TextVariant>& text_variants() {

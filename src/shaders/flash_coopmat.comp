@@ -32,6 +32,10 @@
 // partials for text_split_reduce.comp.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 
 #include "text_attention_interface.h"
 #include "flash_interface.h"
@@ -51,8 +55,6 @@ layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
@@ -86,8 +88,8 @@ shared uint max_moved[WG / FLASH_WARP];  // per warp: 1 + the last tile in which
 shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
 shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
-#include "text_kv_addressing.glsl"
 #include "text_key_range.glsl"
+#include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
@@ -106,6 +108,12 @@ uvec4 pack_f16x8(vec4 lo, vec4 hi) {
   return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 }
 
+// Word w of a K (is_k) or V row as f16, from either tier (the hot ring is f16).
+uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
+  if (kv_row_type(row.hot) == TEXT_DT_F16) return kv_word4(is_k, row, w);
+  return pack_f16x8(uintBitsToFloat(kv_word4(is_k, row, 2 * w)), uintBitsToFloat(kv_word4(is_k, row, 2 * w + 1)));
+}
+
 // The next tile, in flight in registers while the current one is used.
 uvec4 k_next[KV_CHUNKS];
 uvec4 v_next[KV_CHUNKS];
@@ -118,10 +126,10 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     k_next[a] = uvec4(0);
     v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
     const uint j = t0 + i / DP8, w = i % DP8;
-    uint outer, inner;
-    if (i < TK * DP8 && w < D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
-      k_next[a] = F16_ROW_WORD(k_words, KV_TYPE, k_row_elem(outer, inner, kvh), w);
-      v_next[a] = F16_ROW_WORD(v_words, KV_TYPE, v_row_elem(outer, inner, kvh), w);
+    KvRow row = kv_row_none();
+    if (i < TK * DP8 && w < D8 && j < j_hi && kv_row(b, kv_start + j, kvh, row)) {
+      k_next[a] = kv_f16_word(true, row, w);
+      v_next[a] = kv_f16_word(false, row, w);
     }
   }
   const uint j = t0 + tid;
@@ -148,7 +156,7 @@ void put_tile(uint stage) {
 // entry is masked one by one. j0 + TK <= j_hi keeps every position below
 // TEXT_INVALID_POS, so nothing here wraps.
 bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bool causal) {
-  if (LAYOUT == TEXT_LAYOUT_PAGED || j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
+  if (kv_slot_layout() == TEXT_LAYOUT_PAGED || j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
   const uint k_first = kv_start + j0, k_last = k_first + TK - 1u;
   if (causal && k_last > q_first) return false;
   return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
@@ -170,12 +178,13 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
+  kv_tier_begin(kv_len, kv_start);
 
   // Keys these rows can see at all (causal ends early, a window starts late;
   // fully masked tiles are never visited), clamped to the cache.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
   const uint q_first = text_query_pos(start_pos, group_q), q_last = text_query_pos(start_pos, last_q);
-  uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, LAYOUT, pc.capacity,
+  uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, kv_slot_layout(), pc.capacity,
                                pc.max_pages);
   if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, TK);
   const uint j_lo = range.x, j_hi = range.y;

@@ -13,7 +13,10 @@ namespace vkattn::vk {
 class Allocation {
  public:
   // `vk`: the device's functions (Runtime::vk()), which outlive the allocation.
-  Allocation(const VolkDeviceTable& vk, VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible);
+  // device_address: the buffer may be read through its device address (the
+  // device has bufferDeviceAddress enabled).
+  Allocation(const VolkDeviceTable& vk, VkDevice device, const VkPhysicalDeviceMemoryProperties& props,
+             VkDeviceSize bytes, bool host_visible, bool device_address);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;

@@ -18,23 +18,26 @@
 
 namespace vkattn {
 
-namespace {
-
-uint32_t dt_code(DType t) {
+uint32_t text::dtype_code(DType t) {
   switch (t) {
     case DType::f16: return TEXT_DT_F16;
     case DType::bf16: return TEXT_DT_BF16;
+    case DType::i8: return TEXT_DT_INT8;
+    case DType::i4: return TEXT_DT_INT4;
     default: return TEXT_DT_F32;
   }
 }
 
-uint32_t layout_code(KvLayout l) {
+uint32_t text::layout_code(KvLayout l) {
   switch (l) {
     case KvLayout::ring: return TEXT_LAYOUT_RING;
     case KvLayout::paged: return TEXT_LAYOUT_PAGED;
+    case KvLayout::tiered: return TEXT_LAYOUT_TIERED;
     default: return TEXT_LAYOUT_CONTIGUOUS;
   }
 }
+
+namespace {
 
 // A per-sequence value: one for all (push constant), or one each (GPU buffer).
 struct PerSequence {
@@ -103,25 +106,26 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   spec[TEXT_SC_Q_POS] = g.q_pos;
   spec[TEXT_SC_HEAD_GROUP] = g.head_group;
   spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
-  spec[TEXT_SC_Q_TYPE] = dt_code(t.q.dtype());
-  spec[TEXT_SC_KV_TYPE] = dt_code(t.k.dtype());
-  spec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
-  spec[TEXT_SC_LAYOUT] = layout_code(p.layout);
+  spec[TEXT_SC_Q_TYPE] = text::dtype_code(t.q.dtype());
+  spec[TEXT_SC_KV_TYPE] = text::dtype_code(t.k.dtype());
+  spec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
+  spec[TEXT_SC_LAYOUT] = text::layout_code(p.layout);
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
+  spec[TEXT_SC_KV_GROUP] = text::is_quantized(t.k.dtype()) ? p.kv_quant_group : 0;
   const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
-  const vk::Pipeline& pipeline =
-      rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
+  // A pool past one binding is read through device addresses, by the same kernel built that way.
+  const bool by_address = text::kv_by_address(t, caps);
+  const vk::Pipeline& pipeline = rt.pipelines().get(
+      {by_address ? plan.variant->module_by_address() : plan.variant->module, spec, g.required_subgroup_size}, iface);
 
   // Every check that can reject the call comes before anything is recorded.
   text::TextPush push{};
   {
     const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
-    const Shape kvshape = p.layout == KvLayout::paged
-                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
-                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    const Shape kvshape = text::kv_shape(p);
     auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
     put(push.q_strides, text::row_strides("q", t.q, qshape));
     put(push.k_strides, text::row_strides("k", t.k, kvshape));
@@ -131,6 +135,9 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   TextCallInfo info;
   info.variant = plan.variant->name;
   info.reason = plan.reason;
+  if (by_address)
+    info.reason += fmt::format("; K/V ({} bytes) read through buffer device addresses, past the {}-byte binding range",
+                               t.k.bytes(), caps.max_storage_buffer_range);
   info.warnings = plan.warnings;
   info.splits = g.splits;
   const uint32_t gqa = p.num_heads / p.num_kv_heads;
@@ -161,7 +168,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     uint32_t wg = 1;
     while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
     rspec[TEXT_SC_WG_SIZE] = wg;
-    rspec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+    rspec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
     reduce = &rt.pipelines().get({"text_split_reduce", rspec, 0}, iface);
   }
 
@@ -169,17 +176,30 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
   PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
   PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  vk::BufferRef kv_addresses{placeholder, 0, 64, vk::Access::read};
+  if (by_address) {
+    const uint64_t k_at = rt.device_address(t.k.buffer()) + t.k.offset();
+    const uint64_t v_at = rt.device_address(t.v.buffer()) + t.v.offset();
+    const uint32_t words[4] = {uint32_t(k_at), uint32_t(k_at >> 32), uint32_t(v_at), uint32_t(v_at >> 32)};
+    kv_addresses = rec.scratch(sizeof(words));
+    rec.update(kv_addresses, std::as_bytes(std::span(words)));
+    kv_addresses.access = vk::Access::read;
+  }
 
   push.batch = p.batch;
   push.seq_len = p.seq_len;
   push.num_heads = p.num_heads;
   push.num_kv_heads = p.num_kv_heads;
   push.capacity = p.kv_capacity;
-  push.max_pages = p.layout == KvLayout::paged ? p.max_pages : 0;
-  push.num_pages = p.layout == KvLayout::paged ? p.num_pages : 0;
+  const bool paged = p.slot_layout() == KvLayout::paged;
+  const bool tiered = p.layout == KvLayout::tiered;
+  push.max_pages = paged ? p.max_pages : 0;
+  push.num_pages = paged ? p.num_pages : 0;
   push.flags = (p.causal ? TEXT_FLAG_CAUSAL : 0u) | (kv_len.from_buffer ? TEXT_FLAG_KV_LEN_BUFFER : 0u) |
                (start_pos.from_buffer ? TEXT_FLAG_START_POS_BUFFER : 0u) |
-               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u);
+               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u) |
+               (tiered && paged ? TEXT_FLAG_COLD_PAGED : 0u);
+  push.hot_window = tiered ? p.hot_window : 0;
   push.kv_len = kv_len.uniform;
   push.start_pos = start_pos.uniform;
   push.kv_start = kv_start.uniform;
@@ -193,17 +213,26 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
   }
-  const vk::BufferRef page_table = p.layout == KvLayout::paged ? vk::ref(t.page_table, vk::Access::read)
-                                                               : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
-  std::array<vk::BufferRef, TEXT_BINDINGS> buffers{};
+  const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
+  std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
+  buffers.fill(unused);  // bindings this call's layout and dtypes do not read
   buffers[TEXT_BIND_Q] = vk::ref(t.q, vk::Access::read);
   buffers[TEXT_BIND_K] = vk::ref(t.k, vk::Access::read);
   buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
+  buffers[TEXT_BIND_K].by_address = buffers[TEXT_BIND_V].by_address = by_address;
+  buffers[TEXT_BIND_KV_ADDRESS] = kv_addresses;
   buffers[TEXT_BIND_O] = vk::ref(t.out, split ? vk::Access::read : vk::Access::write);
-  buffers[TEXT_BIND_PAGE_TABLE] = page_table;
+  if (paged) buffers[TEXT_BIND_PAGE_TABLE] = vk::ref(t.page_table, vk::Access::read);
+  if (tiered) {
+    buffers[TEXT_BIND_HOT_K] = vk::ref(t.hot_k, vk::Access::read);
+    buffers[TEXT_BIND_HOT_V] = vk::ref(t.hot_v, vk::Access::read);
+  }
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;
+  const bool quantized = text::is_quantized(t.k.dtype());
+  buffers[TEXT_BIND_K_SCALE] = quantized ? vk::ref(t.k_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
+  buffers[TEXT_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
   const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
   buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
   buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
