@@ -117,19 +117,19 @@ TEST(KvTierHostile, GpuLengthsPastTheCacheAreClamped) {
   p.start_pos = {47, 29};
   std::mt19937 rng(5);
   const Shape qs{2, 1, 4, 64}, kvs{2, 48, 2, 64}, hs{2, 8, 2, 64};
-  auto q = check::encode(DType::f32, check::normal(rng, element_count(qs), 2.0f));
-  auto k = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
-  auto v = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
-  auto hk = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
-  auto hv = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  auto q = check::host::to_storage(DType::f32, check::host::gaussian(rng, element_count(qs), 2.0f));
+  auto k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  auto v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  auto hk = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
+  auto hv = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
   TextAttentionTensors t;
-  t.q = check::upload(ctx, DType::f32, qs, q.bytes);
-  t.k = check::upload(ctx, DType::f16, kvs, k.bytes);
-  t.v = check::upload(ctx, DType::f16, kvs, v.bytes);
-  t.hot_k = check::upload(ctx, DType::f16, hs, hk.bytes);
-  t.hot_v = check::upload(ctx, DType::f16, hs, hv.bytes);
-  t.kv_len = check::upload_u32(ctx, {0xffffffffu, 30});
-  t.kv_start = check::upload_u32(ctx, {0, 0xfffffff0u});
+  t.q = check::host::upload(ctx, DType::f32, qs, q.bytes);
+  t.k = check::host::upload(ctx, DType::f16, kvs, k.bytes);
+  t.v = check::host::upload(ctx, DType::f16, kvs, v.bytes);
+  t.hot_k = check::host::upload(ctx, DType::f16, hs, hk.bytes);
+  t.hot_v = check::host::upload(ctx, DType::f16, hs, hv.bytes);
+  t.kv_len = check::host::upload_u32(ctx, {0xffffffffu, 30});
+  t.kv_start = check::host::upload_u32(ctx, {0, 0xfffffff0u});
   auto want = reference::text_attention(p, q.values, k.values, v.values, {}, hk.values, hv.values);
   std::fill(want.begin() + 4 * 64, want.end(), 0.0);  // sequence 1 sees no key
   for (const auto& variant : planner::text_variants()) {
@@ -160,19 +160,19 @@ TEST(KvTierReplay, TierBoundaryFollowsTheGpuLength) {
   p.kv_len = {64};  // the most a replay reads: the split grid is sized for it
   std::mt19937 rng(9);
   const Shape qs{1, 1, 8, 128}, kvs{1, 64, 2, 128}, hs{1, 16, 2, 128};
-  auto q = check::encode(DType::f32, check::normal(rng, element_count(qs), 2.0f));
-  auto k = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
-  auto v = check::encode(DType::f16, check::normal(rng, element_count(kvs), 1.0f));
-  auto hk = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
-  auto hv = check::encode(DType::f16, check::normal(rng, element_count(hs), 1.5f));
+  auto q = check::host::to_storage(DType::f32, check::host::gaussian(rng, element_count(qs), 2.0f));
+  auto k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  auto v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  auto hk = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
+  auto hv = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
   TextAttentionTensors t;
-  t.q = check::upload(ctx, DType::f32, qs, q.bytes);
-  t.k = check::upload(ctx, DType::f16, kvs, k.bytes);
-  t.v = check::upload(ctx, DType::f16, kvs, v.bytes);
-  t.hot_k = check::upload(ctx, DType::f16, hs, hk.bytes);
-  t.hot_v = check::upload(ctx, DType::f16, hs, hv.bytes);
+  t.q = check::host::upload(ctx, DType::f32, qs, q.bytes);
+  t.k = check::host::upload(ctx, DType::f16, kvs, k.bytes);
+  t.v = check::host::upload(ctx, DType::f16, kvs, v.bytes);
+  t.hot_k = check::host::upload(ctx, DType::f16, hs, hk.bytes);
+  t.hot_v = check::host::upload(ctx, DType::f16, hs, hv.bytes);
   t.out = ctx.tensor(DType::f32, qs);
-  t.kv_len = check::upload_u32(ctx, {20});
+  t.kv_len = check::host::upload_u32(ctx, {20});
   Recorder rec(ctx);
   text_attention(rec, p, t);
   for (uint32_t len : {20u, 21u, 37u, 64u}) {
@@ -334,7 +334,7 @@ TEST_F(KvTierValidation, HotRingNotF16) {
 TEST_F(KvTierValidation, ColdTierF32) {
   t.k = ctx().tensor(DType::f32, {2, 40, 2, 64});
   t.v = ctx().tensor(DType::f32, {2, 40, 2, 64});
-  expect({"k", "expected f16 or bf16 for the cold tier", "got f32"});
+  expect({"k", "expected f16, bf16, i8 or i4 for the cold tier", "got f32"});
 }
 
 TEST_F(KvTierValidation, ColdLayoutRing) {
