@@ -12,25 +12,28 @@ file(GLOB_RECURSE VKATTN_SOURCES CONFIGURE_DEPENDS
 # Caps files are read with the bounded file reader of src/io; the rest of src/io (.npy) is the test kit's.
 list(APPEND VKATTN_SOURCES ${PROJECT_SOURCE_DIR}/src/io/regular_file.cpp)
 file(GLOB VKATTN_TOP_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.cpp)
-list(APPEND VKATTN_SOURCES ${VKATTN_TOP_SOURCES} ${PROJECT_BINARY_DIR}/generated/embedded_shaders.cpp)
+list(APPEND VKATTN_SOURCES ${VKATTN_TOP_SOURCES} ${PROJECT_BINARY_DIR}/generated/embedded_shaders.cpp
+            ${PROJECT_SOURCE_DIR}/src/vk/volk_impl.c)
 
 set(VKATTN_GENERATED_INCLUDE ${PROJECT_BINARY_DIR}/generated/include)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in ${VKATTN_GENERATED_INCLUDE}/vkattn/version.hpp @ONLY)
 
 add_library(vkattn_objects OBJECT ${VKATTN_SOURCES})
 set_target_properties(vkattn_objects PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
-                                                VISIBILITY_INLINES_HIDDEN ON)
+                                                C_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_include_directories(vkattn_objects
   PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${VKATTN_GENERATED_INCLUDE}>
-  PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_BINARY_DIR}/generated)
+  PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_BINARY_DIR}/generated ${VOLK_INCLUDE_DIR})
+# Entry points come from volk (src/vk/volk.hpp), which needs vulkan.h without prototypes.
+target_compile_definitions(vkattn_objects PRIVATE VK_NO_PROTOTYPES)
 # Only what is marked VKATTN_API (vkattn/export.hpp) is exported: the public API.
 # fmt and nlohmann-json are header-only here and never appear in public headers.
 target_link_libraries(vkattn_objects PUBLIC Vulkan::Headers PRIVATE fmt::fmt-header-only nlohmann_json::nlohmann_json)
 # Vulkan structs are initialised as {sType, pNext}: the rest is zero by design.
-target_compile_options(vkattn_objects PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+target_compile_options(vkattn_objects PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-missing-field-initializers>)
 add_dependencies(vkattn_objects vkattn_shaders)
 
-# Links of the objects' own dependencies: the loader is opened at run time
+# Links of the objects' own dependencies: volk opens the loader at run time
 # (src/vk/vulkan_loader.cpp), so only libdl; Vulkan headers for the public API.
 function(vkattn_library_links target)
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

@@ -37,6 +37,14 @@ if(VKATTN_INSTALL)
   set_tests_properties(package_install PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
 endif()
 
+# No library defines a global Vulkan or volk symbol (volk's pointers are renamed: src/vk/volk.hpp).
+set(VKATTN_SYMBOL_TEST_LIBRARIES $<TARGET_FILE:vkattn>)
+if(BUILD_SHARED_LIBS)
+  list(APPEND VKATTN_SYMBOL_TEST_LIBRARIES $<TARGET_FILE:vkattn_internal>)
+endif()
+add_test(NAME library_symbols COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} "-DLIBRARIES=${VKATTN_SYMBOL_TEST_LIBRARIES}"
+                                      -P ${PROJECT_SOURCE_DIR}/cmake/SymbolTest.cmake)
+
 # The benchmark scripts' pure parts (suite expansion against the binary's, the ratio join).
 find_program(PYTHON3 python3)
 if(PYTHON3)
@@ -44,16 +52,21 @@ if(PYTHON3)
 endif()
 # The C API driven by a program written in C, judged by the float64 oracle
 # (through a small C-callable shim), linked against the library as users link it.
-enable_language(C)
 add_library(vkattn_c_oracle STATIC ${PROJECT_SOURCE_DIR}/tests/c_api/c_oracle.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/text_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/vision_reference.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/audio_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/tolerance.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/parallel.cpp)
 target_include_directories(vkattn_c_oracle PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(vkattn_c_oracle PUBLIC vkattn::vkattn PRIVATE fmt::fmt-header-only Threads::Threads)
-add_executable(vkattn_c_api_test ${PROJECT_SOURCE_DIR}/tests/c_api/c_api_test.c)
-set_target_properties(vkattn_c_api_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
-target_compile_options(vkattn_c_api_test PRIVATE -Wall -Wextra -Werror)
-target_link_libraries(vkattn_c_api_test PRIVATE vkattn_c_oracle)
-add_test(NAME c_api COMMAND vkattn_c_api_test)
-set_tests_properties(c_api PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+# c_wrap: the host's own instance, device and buffers (it links libvulkan), wrapped as tensors.
+foreach(name c_api c_wrap)
+  add_executable(vkattn_${name}_test ${PROJECT_SOURCE_DIR}/tests/c_api/${name}_test.c
+                 ${PROJECT_SOURCE_DIR}/tests/c_api/c_check.c)
+  set_target_properties(vkattn_${name}_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+  # Vulkan structs are initialised as {sType}: the rest is zero by design.
+  target_compile_options(vkattn_${name}_test PRIVATE -Wall -Wextra -Werror -Wno-missing-field-initializers)
+  target_link_libraries(vkattn_${name}_test PRIVATE vkattn_c_oracle)
+  add_test(NAME ${name} COMMAND vkattn_${name}_test)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+endforeach()
+target_link_libraries(vkattn_c_wrap_test PRIVATE Vulkan::Vulkan)

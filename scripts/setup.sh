@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libvulkan-dev glslc spirv-tools        # Vulkan headers/loader, GLSL compiler, SPIR-V validator
+  libvulkan-volk-dev                      # volk: the Vulkan entry points, per-device dispatch
   mesa-vulkan-drivers                     # lavapipe: the CPU Vulkan device
   vulkan-validationlayers                 # Khronos validation for tests
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev

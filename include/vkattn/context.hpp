@@ -53,8 +53,9 @@ struct ExternalDevice {
   bool buffer_device_address_enabled = false;
   // The host's Vulkan loader (MoltenVK, Android, an engine's own): vkattn
   // resolves every entry point through it instead of opening libvulkan.so.1.
-  // Entry points are process-wide, so the first context decides the loader
-  // and later ones must use the same. Null: libvulkan.so.1.
+  // Instance-level entry points are process-wide, so the first context
+  // decides the loader and later ones must use the same; device-level ones
+  // each context resolves for its own device. Null: libvulkan.so.1.
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   // When other threads of the host use `queue` too: vkattn calls lock_queue()
   // before and unlock_queue() after each vkQueueSubmit, which happens only in

@@ -6,14 +6,17 @@
 #include <atomic>
 #include <cstdint>
 
+struct VolkDeviceTable;
+
 namespace vkattn::vk {
 
 class Allocation {
  public:
+  // `vk`: the device's functions (Runtime::vk()), which outlive the allocation.
   // device_address: the buffer may be read through its device address (the
   // device has bufferDeviceAddress enabled).
-  Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible,
-             bool device_address);
+  Allocation(const VolkDeviceTable& vk, VkDevice device, const VkPhysicalDeviceMemoryProperties& props,
+             VkDeviceSize bytes, bool host_visible, bool device_address);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
@@ -26,6 +29,7 @@ class Allocation {
   static int64_t live() { return live_; }
 
  private:
+  const VolkDeviceTable* vk_;
   VkDevice device_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;

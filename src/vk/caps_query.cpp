@@ -1,5 +1,5 @@
 #include "vk/caps_query.hpp"
-#include "vk/vulkan_functions.hpp"
+#include "vk/volk.hpp"
 
 #include <fmt/format.h>
 

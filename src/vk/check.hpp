@@ -1,7 +1,7 @@
 // VkResult to vkattn::Error, with what was being done.
 #pragma once
 
-#include "vk/vulkan_functions.hpp"
+#include <vulkan/vulkan.h>
 
 #include <string_view>
 

@@ -8,6 +8,7 @@
 
 #include "log.hpp"
 #include "vk/check.hpp"
+#include "vk/volk.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::vk {
@@ -83,6 +84,7 @@ Instance::Instance(bool validation) {
                 "Vulkan: no driver found (VK_ERROR_INCOMPATIBLE_DRIVER); install mesa-vulkan-drivers for the CPU "
                 "device (lavapipe) or your GPU's Vulkan driver");
   check(r, "creating the Vulkan instance");
+  load_instance_functions(instance_);
   if (validation) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));

@@ -5,15 +5,16 @@
 #include "vk/check.hpp"
 #include "vk/fault_injection.hpp"
 #include "vk/embedded_shaders.hpp"
+#include "vk/volk.hpp"
 
 namespace vkattn::vk {
 
 PipelineCache::~PipelineCache() {
-  for (auto& [key, p] : pipelines_) vkDestroyPipeline(device_, p->pipeline, nullptr);
-  for (auto& [name, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
+  for (auto& [key, p] : pipelines_) vk_->vkDestroyPipeline(device_, p->pipeline, nullptr);
+  for (auto& [name, m] : modules_) vk_->vkDestroyShaderModule(device_, m, nullptr);
   for (auto& [key, l] : layouts_) {
-    vkDestroyPipelineLayout(device_, l.layout, nullptr);
-    vkDestroyDescriptorSetLayout(device_, l.set_layout, nullptr);
+    vk_->vkDestroyPipelineLayout(device_, l.layout, nullptr);
+    vk_->vkDestroyDescriptorSetLayout(device_, l.set_layout, nullptr);
   }
 }
 
@@ -28,14 +29,14 @@ const PipelineCache::Layout& PipelineCache::layout_for(const ShaderInterface& if
   dsl.bindingCount = iface.storage_buffers;
   dsl.pBindings = bindings.data();
   Layout l;
-  check(vkCreateDescriptorSetLayout(device_, &dsl, nullptr, &l.set_layout), "creating a descriptor set layout");
+  check(vk_->vkCreateDescriptorSetLayout(device_, &dsl, nullptr, &l.set_layout), "creating a descriptor set layout");
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, iface.push_constant_bytes};
   VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pl.setLayoutCount = 1;
   pl.pSetLayouts = &l.set_layout;
   pl.pushConstantRangeCount = iface.push_constant_bytes ? 1 : 0;
   pl.pPushConstantRanges = &range;
-  check(vkCreatePipelineLayout(device_, &pl, nullptr, &l.layout), "creating a pipeline layout");
+  check(vk_->vkCreatePipelineLayout(device_, &pl, nullptr, &l.layout), "creating a pipeline layout");
   return layouts_.emplace(key, l).first->second;
 }
 
@@ -47,7 +48,7 @@ VkShaderModule PipelineCache::module_for(const std::string& name) {
   info.codeSize = words.size_bytes();
   info.pCode = words.data();
   VkShaderModule m;
-  check(vkCreateShaderModule(device_, &info, nullptr, &m), fmt::format("creating shader module {}", name));
+  check(vk_->vkCreateShaderModule(device_, &info, nullptr, &m), fmt::format("creating shader module {}", name));
   return modules_.emplace(name, m).first->second;
 }
 
@@ -79,7 +80,7 @@ const Pipeline& PipelineCache::get(const PipelineKey& key, const ShaderInterface
   info.layout = layout.layout;
   auto p = std::make_unique<Pipeline>();
   VkResult r = injected_fault(FaultSite::pipeline_creation);
-  if (r == VK_SUCCESS) r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline);
+  if (r == VK_SUCCESS) r = vk_->vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline);
   check(r, fmt::format("creating the compute pipeline for {}", key.module));
   p->layout = layout.layout;
   p->set_layout = layout.set_layout;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+struct VolkDeviceTable;
+
 namespace vkattn::vk {
 
 // What a shader binds: storage buffers 0..N-1 in set 0, and push constants.
@@ -34,7 +36,8 @@ struct Pipeline {
 
 class PipelineCache {
  public:
-  explicit PipelineCache(VkDevice device) : device_(device) {}
+  // `vk`: the device's functions (Runtime::vk()), which outlive the cache.
+  PipelineCache(const VolkDeviceTable& vk, VkDevice device) : vk_(&vk), device_(device) {}
   ~PipelineCache();
   const Pipeline& get(const PipelineKey& key, const ShaderInterface& iface);
   size_t size() const { return pipelines_.size(); }
@@ -47,6 +50,7 @@ class PipelineCache {
   const Layout& layout_for(const ShaderInterface& iface);
   VkShaderModule module_for(const std::string& name);
 
+  const VolkDeviceTable* vk_;
   VkDevice device_;
   std::mutex mutex_;
   std::map<std::pair<uint32_t, uint32_t>, Layout> layouts_;

@@ -3,6 +3,7 @@
 #include "vk/check.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
+#include "vk/volk.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/recorder.hpp"
@@ -26,14 +27,14 @@ RecorderImpl::RecorderImpl(Context& ctx, VkCommandBuffer external) : ctx_(ctx), 
     VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pi.queueFamilyIndex = rt_.queue_family();
-    check(vkCreateCommandPool(rt_.device(), &pi, nullptr, &command_pool_), "creating a command pool");
+    check(rt_.vk().vkCreateCommandPool(rt_.device(), &pi, nullptr, &command_pool_), "creating a command pool");
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = command_pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
-    check(vkAllocateCommandBuffers(rt_.device(), &ai, &cb_), "allocating a command buffer");
+    check(rt_.vk().vkAllocateCommandBuffers(rt_.device(), &ai, &cb_), "allocating a command buffer");
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(vkCreateFence(rt_.device(), &fi, nullptr, &fence_), "creating a fence");
+    check(rt_.vk().vkCreateFence(rt_.device(), &fi, nullptr, &fence_), "creating a fence");
   }
 }
 
@@ -45,11 +46,11 @@ RecorderImpl::~RecorderImpl() {
     } catch (const Error&) {  // a destructor cannot throw; the loss stays recorded on the runtime
     }
   }
-  for (auto p : pools_) vkDestroyDescriptorPool(d, p, nullptr);
+  for (auto p : pools_) rt_.vk().vkDestroyDescriptorPool(d, p, nullptr);
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
-  if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
-  if (fence_) vkDestroyFence(d, fence_, nullptr);
-  if (command_pool_) vkDestroyCommandPool(d, command_pool_, nullptr);  // frees cb_
+  if (queries_) rt_.vk().vkDestroyQueryPool(d, queries_, nullptr);
+  if (fence_) rt_.vk().vkDestroyFence(d, fence_, nullptr);
+  if (command_pool_) rt_.vk().vkDestroyCommandPool(d, command_pool_, nullptr);  // frees cb_
 }
 
 void RecorderImpl::ensure_recording() {
@@ -59,7 +60,7 @@ void RecorderImpl::ensure_recording() {
   if (recording_) return;
   rt_.require_alive();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  check(vkBeginCommandBuffer(cb_, &bi), "beginning a command buffer");
+  check(rt_.vk().vkBeginCommandBuffer(cb_, &bi), "beginning a command buffer");
   recording_ = true;
 }
 
@@ -81,7 +82,7 @@ void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indire
                                               : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkPipelineStageFlags dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
                                VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    rt_.vk().vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
     written_.clear();
     read_.clear();
     first_command_ = false;
@@ -105,7 +106,7 @@ VkDescriptorSet RecorderImpl::allocate_set(const Pipeline& p) {
     info.poolSizeCount = 1;
     info.pPoolSizes = &size;
     VkDescriptorPool pool;
-    check(vkCreateDescriptorPool(rt_.device(), &info, nullptr, &pool), "creating a descriptor pool");
+    check(rt_.vk().vkCreateDescriptorPool(rt_.device(), &info, nullptr, &pool), "creating a descriptor pool");
     pools_.push_back(pool);
     sets_in_last_pool_ = 0;
   }
@@ -114,7 +115,7 @@ VkDescriptorSet RecorderImpl::allocate_set(const Pipeline& p) {
   ai.descriptorSetCount = 1;
   ai.pSetLayouts = &p.set_layout;
   VkDescriptorSet set;
-  check(vkAllocateDescriptorSets(rt_.device(), &ai, &set), "allocating a descriptor set");
+  check(rt_.vk().vkAllocateDescriptorSets(rt_.device(), &ai, &set), "allocating a descriptor set");
   ++sets_in_last_pool_;
   return set;
 }
@@ -139,11 +140,11 @@ void RecorderImpl::bind(const Pipeline& p, std::span<const BufferRef> buffers, s
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }
-  vkUpdateDescriptorSets(rt_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
-  vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  rt_.vk().vkUpdateDescriptorSets(rt_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  rt_.vk().vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  rt_.vk().vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
   if (!push.empty())
-    vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push.size()),
+    rt_.vk().vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push.size()),
                        push.data());
 }
 
@@ -158,7 +159,7 @@ void RecorderImpl::dispatch(const Pipeline& p, std::span<const BufferRef> buffer
   ensure_recording();
   order_against(buffers);
   bind(p, buffers, push);
-  vkCmdDispatch(cb_, gx, gy, gz);
+  rt_.vk().vkCmdDispatch(cb_, gx, gy, gz);
   ++dispatches_;
 }
 
@@ -169,7 +170,7 @@ void RecorderImpl::dispatch_indirect(const Pipeline& p, std::span<const BufferRe
   all.push_back({args.buffer, args.offset, 12, Access::read});
   order_against(all, true);
   bind(p, buffers, push);
-  vkCmdDispatchIndirect(cb_, args.buffer, args.offset);
+  rt_.vk().vkCmdDispatchIndirect(cb_, args.buffer, args.offset);
   ++dispatches_;
 }
 
@@ -178,7 +179,7 @@ void RecorderImpl::fill(const BufferRef& dst, uint32_t value) {
   BufferRef w = dst;
   w.access = Access::write;
   order_against(std::span(&w, 1));
-  vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.range, value);
+  rt_.vk().vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.range, value);
 }
 
 BufferRef RecorderImpl::scratch(VkDeviceSize bytes) {
@@ -195,7 +196,7 @@ void RecorderImpl::update(const BufferRef& dst, std::span<const std::byte> bytes
   BufferRef w = dst;
   w.access = Access::write;
   order_against(std::span(&w, 1));
-  vkCmdUpdateBuffer(cb_, dst.buffer, dst.offset, bytes.size(), bytes.data());
+  rt_.vk().vkCmdUpdateBuffer(cb_, dst.buffer, dst.offset, bytes.size(), bytes.data());
 }
 
 uint32_t RecorderImpl::timestamp() {
@@ -205,15 +206,15 @@ uint32_t RecorderImpl::timestamp() {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qi.queryCount = kMaxQueries;
-    check(vkCreateQueryPool(rt_.device(), &qi, nullptr, &queries_), "creating a timestamp pool");
+    check(rt_.vk().vkCreateQueryPool(rt_.device(), &qi, nullptr, &queries_), "creating a timestamp pool");
   }
   if (!queries_reset_) {
-    vkCmdResetQueryPool(cb_, queries_, 0, kMaxQueries);
+    rt_.vk().vkCmdResetQueryPool(cb_, queries_, 0, kMaxQueries);
     queries_reset_ = true;
   }
   if (next_query_ >= kMaxQueries)
     throw Error(ErrorKind::invalid_argument, fmt::format("timestamp: expected at most {} per recording", kMaxQueries));
-  vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, next_query_);
+  rt_.vk().vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, next_query_);
   return next_query_++;
 }
 
@@ -225,7 +226,7 @@ void RecorderImpl::submit() {
 
   if (!ended_) {
     if (!recording_) ensure_recording();
-    check(vkEndCommandBuffer(cb_), "ending the command buffer");
+    check(rt_.vk().vkEndCommandBuffer(cb_), "ending the command buffer");
     ended_ = true;
   }
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -243,10 +244,10 @@ void RecorderImpl::wait() {
 
 double RecorderImpl::elapsed_ms(uint32_t from, uint32_t to) {
   uint64_t t[2];
-  check(vkGetQueryPoolResults(rt_.device(), queries_, from, 1, sizeof(uint64_t), &t[0], sizeof(uint64_t),
+  check(rt_.vk().vkGetQueryPoolResults(rt_.device(), queries_, from, 1, sizeof(uint64_t), &t[0], sizeof(uint64_t),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "reading a timestamp");
-  check(vkGetQueryPoolResults(rt_.device(), queries_, to, 1, sizeof(uint64_t), &t[1], sizeof(uint64_t),
+  check(rt_.vk().vkGetQueryPoolResults(rt_.device(), queries_, to, 1, sizeof(uint64_t), &t[1], sizeof(uint64_t),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "reading a timestamp");
   return static_cast<double>(t[1] - t[0]) * rt_.caps().timestamp_period_ns * 1e-6;
@@ -255,11 +256,11 @@ double RecorderImpl::elapsed_ms(uint32_t from, uint32_t to) {
 void RecorderImpl::reset() {
   wait();
   if (!external_) {
-    check(vkResetCommandBuffer(cb_, 0), "resetting the command buffer");
+    check(rt_.vk().vkResetCommandBuffer(cb_, 0), "resetting the command buffer");
     recording_ = false;
     ended_ = false;
   }
-  for (auto p : pools_) vkDestroyDescriptorPool(rt_.device(), p, nullptr);
+  for (auto p : pools_) rt_.vk().vkDestroyDescriptorPool(rt_.device(), p, nullptr);
   pools_.clear();
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   scratch_.clear();

@@ -10,6 +10,7 @@
 #include "vk/check.hpp"
 #include "vk/fault_injection.hpp"
 #include "vk/instance.hpp"
+#include "vk/volk.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::vk {
@@ -85,7 +86,8 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   info.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(physical_, &info, nullptr, &device_), fmt::format("creating the device '{}'", caps_.name));
   owns_device_ = true;
-  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  load_device_functions();
+  vk_->vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   finish_setup();
 }
 
@@ -93,7 +95,8 @@ Runtime::Runtime(const ExternalDevice& ext) {
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.queue)
     throw Error(ErrorKind::invalid_argument,
                 "external device: expected non-null instance, physical_device, device and queue, got a null handle");
-  load_vulkan(ext.get_instance_proc_addr, ext.instance);
+  load_vulkan(ext.get_instance_proc_addr);
+  load_instance_functions(ext.instance);
   physical_ = ext.physical_device;
   device_ = ext.device;
   queue_ = ext.queue;
@@ -115,7 +118,13 @@ Runtime::Runtime(const ExternalDevice& ext) {
                             ext.lock_queue ? "lock_queue only" : "unlock_queue only"));
   lock_queue_ = ext.lock_queue;
   unlock_queue_ = ext.unlock_queue;
+  load_device_functions();
   finish_setup();
+}
+
+void Runtime::load_device_functions() {
+  vk_ = std::make_unique<VolkDeviceTable>();
+  volkLoadDeviceTable(vk_.get(), device_);
 }
 
 void Runtime::limit_storage_buffer_range(uint64_t limit) {
@@ -137,7 +146,7 @@ VkDeviceAddress Runtime::device_address(VkBuffer buffer) const {
                             caps_.name));
   VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
   info.buffer = buffer;
-  return vkGetBufferDeviceAddress(device_, &info);
+  return vk_->vkGetBufferDeviceAddress(device_, &info);
 }
 
 void Runtime::finish_setup() {
@@ -145,24 +154,24 @@ void Runtime::finish_setup() {
   VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = queue_family_;
-  check(vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "creating a command pool");
+  check(vk_->vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "creating a command pool");
   VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  check(vkCreateFence(device_, &fence, nullptr, &one_shot_fence_), "creating a fence");
-  pipelines_ = std::make_unique<PipelineCache>(device_);
+  check(vk_->vkCreateFence(device_, &fence, nullptr, &one_shot_fence_), "creating a fence");
+  pipelines_ = std::make_unique<PipelineCache>(*vk_, device_);
 }
 
 Runtime::~Runtime() {
   // A borrowed device's queues belong to the host (vkDeviceWaitIdle would touch
   // them all); vkattn's own work has finished already: transfers wait for
   // their fence, recorders for theirs when destroyed.
-  if (owns_device_) vkDeviceWaitIdle(device_);
+  if (owns_device_) vk_->vkDeviceWaitIdle(device_);
   pipelines_.reset();
   staging_.reset();
   placeholder_.reset();
   free_scratch_.clear();
-  if (one_shot_fence_) vkDestroyFence(device_, one_shot_fence_, nullptr);
-  if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
-  if (owns_device_) vkDestroyDevice(device_, nullptr);
+  if (one_shot_fence_) vk_->vkDestroyFence(device_, one_shot_fence_, nullptr);
+  if (command_pool_) vk_->vkDestroyCommandPool(device_, command_pool_, nullptr);
+  if (owns_device_) vk_->vkDestroyDevice(device_, nullptr);
 }
 
 void Runtime::require_alive() const {
@@ -183,18 +192,18 @@ void Runtime::submit(const VkSubmitInfo& info, VkFence fence, std::string_view d
   if (r == VK_SUCCESS) {
     std::lock_guard lock(queue_mutex_);
     if (lock_queue_) lock_queue_();
-    r = vkQueueSubmit(queue_, 1, &info, fence);
+    r = vk_->vkQueueSubmit(queue_, 1, &info, fence);
     if (unlock_queue_) unlock_queue_();
   }
   check(r, doing);
 }
 
 void Runtime::wait_fence(VkFence fence, std::string_view doing) {
-  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, fence_timeout_ns_);
+  VkResult r = vk_->vkWaitForFences(device_, 1, &fence, VK_TRUE, fence_timeout_ns_);
   // An injected fault replaces the result of a wait that did happen, so the
   // fence is never reset while its work may still run.
   if (VkResult injected = injected_fault(FaultSite::fence_wait); injected != VK_SUCCESS) r = injected;
-  if (r != VK_ERROR_DEVICE_LOST) vkResetFences(device_, 1, &fence);
+  if (r != VK_ERROR_DEVICE_LOST) vk_->vkResetFences(device_, 1, &fence);
   if (r == VK_TIMEOUT) {
     // The work may still be running: nothing it touches can be reused safely.
     lost_ = true;
@@ -215,7 +224,7 @@ std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visi
   if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes && !caps_.buffer_device_address)
     throw Error(ErrorKind::out_of_memory, fmt::format("allocation: expected at most {} bytes (device limit), got {}",
                                                       caps_.max_allocation_bytes, bytes));
-  return std::make_shared<Allocation>(device_, memory_props_, bytes, host_visible, caps_.buffer_device_address);
+  return std::make_shared<Allocation>(*vk_, device_, memory_props_, bytes, host_visible, caps_.buffer_device_address);
 }
 
 std::shared_ptr<Allocation> Runtime::acquire_scratch(VkDeviceSize bytes) {
@@ -240,7 +249,7 @@ VkBuffer Runtime::placeholder_buffer() {
   std::call_once(placeholder_once_, [&] {
     std::lock_guard lock(transfer_mutex_);
     auto buffer = allocate(64, false);
-    run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, buffer->buffer(), 0, 64, 0); });
+    run_once([&](VkCommandBuffer cb) { vk_->vkCmdFillBuffer(cb, buffer->buffer(), 0, 64, 0); });
     placeholder_ = std::move(buffer);
   });
   return placeholder_->buffer();
@@ -261,17 +270,17 @@ VkCommandBuffer Runtime::begin_one_shot() {
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   VkCommandBuffer cb;
-  check(vkAllocateCommandBuffers(device_, &ai, &cb), "allocating a command buffer");
+  check(vk_->vkAllocateCommandBuffers(device_, &ai, &cb), "allocating a command buffer");
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &bi);
+  vk_->vkBeginCommandBuffer(cb, &bi);
   // Earlier submissions (recorded attention work) may have written what this
   // copy reads, or still be ordered before what it writes: a fence wait on the
   // host orders execution, this barrier makes their writes visible.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0,
+  vk_->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
   return cb;
 }
@@ -281,15 +290,15 @@ void Runtime::end_one_shot(VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+  vk_->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
   // The command buffer is freed on every path, failed ones included.
   struct Free {
     Runtime& rt;
     VkCommandBuffer cb;
-    ~Free() { vkFreeCommandBuffers(rt.device_, rt.command_pool_, 1, &cb); }
+    ~Free() { rt.vk_->vkFreeCommandBuffers(rt.device_, rt.command_pool_, 1, &cb); }
   } free_cb{*this, cb};
-  check(vkEndCommandBuffer(cb), "ending a command buffer");
+  check(vk_->vkEndCommandBuffer(cb), "ending a command buffer");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
@@ -304,7 +313,7 @@ void Runtime::upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byt
   std::memcpy(s.mapped(), bytes.data(), bytes.size());
   run_once([&](VkCommandBuffer cb) {
     VkBufferCopy copy{0, offset, bytes.size()};
-    vkCmdCopyBuffer(cb, s.buffer(), dst, 1, &copy);
+    vk_->vkCmdCopyBuffer(cb, s.buffer(), dst, 1, &copy);
   });
 }
 
@@ -314,7 +323,7 @@ void Runtime::download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> b
   Allocation& s = staging(bytes.size());
   run_once([&](VkCommandBuffer cb) {
     VkBufferCopy copy{offset, 0, bytes.size()};
-    vkCmdCopyBuffer(cb, src, s.buffer(), 1, &copy);
+    vk_->vkCmdCopyBuffer(cb, src, s.buffer(), 1, &copy);
   });
   std::memcpy(bytes.data(), s.mapped(), bytes.size());
 }

@@ -16,6 +16,8 @@
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
 
+struct VolkDeviceTable;
+
 namespace vkattn::vk {
 
 class Instance;
@@ -28,6 +30,8 @@ class Runtime {
 
   const DeviceCaps& caps() const { return caps_; }
   VkDevice device() const { return device_; }
+  // The device-level functions of this context's device (vk/volk.hpp).
+  const VolkDeviceTable& vk() const { return *vk_; }
   VkPhysicalDevice physical_device() const { return physical_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
@@ -65,6 +69,7 @@ class Runtime {
   }
 
  private:
+  void load_device_functions();
   void finish_setup();
   // Lowers caps_.max_storage_buffer_range to `limit` bytes (0: to
   // $VKATTN_MAX_STORAGE_BUFFER_RANGE when set), so pools past one binding can
@@ -78,6 +83,7 @@ class Runtime {
   bool owns_device_ = false;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
+  std::unique_ptr<VolkDeviceTable> vk_;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
   DeviceCaps caps_;

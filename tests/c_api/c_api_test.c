@@ -7,34 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "c_oracle.h"
 #include "vkattn/vkattn.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                       \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "c_api_test:%d: %s: ", __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, "\n");                                   \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
-
-#define CHECK_OK(call) CHECK((call) == VKATTN_OK, "%s", vkattn_last_error())
-
-static uint32_t rng_state = 12345u;
-static float next_random(void) { /* uniform in [-1, 1) */
-  rng_state = rng_state * 1664525u + 1013904223u;
-  return (float)(rng_state >> 8) / (float)(1u << 23) - 1.0f;
-}
-
-static float* random_floats(size_t n, float scale) {
-  float* x = malloc(n * sizeof *x);
-  for (size_t i = 0; i < n; ++i) x[i] = scale * next_random();
-  return x;
-}
 
 /* A new f32 tensor of `shape` holding `data` (n elements). */
 static vkattn_tensor tensor_with(vkattn_context ctx, const uint64_t* shape, uint32_t rank, const float* data,
@@ -56,12 +31,6 @@ static float* download(vkattn_context ctx, vkattn_tensor t) {
 static void release(float** arrays, vkattn_tensor* tensors) {
   for (; *arrays; ++arrays) free(*arrays);
   for (; *tensors; ++tensors) vkattn_tensor_destroy(*tensors);
-}
-
-static void check_error(const char* what, double err) {
-  const double tol = c_oracle_tolerance_f32();
-  CHECK(err <= tol, "%s: error %.3g against the oracle, tolerance %.3g", what, err, tol);
-  printf("%-10s max relative error %.2e (tolerance %.1e)\n", what, err, tol);
 }
 
 static void text(vkattn_context ctx, vkattn_recorder rec) {
@@ -264,6 +233,6 @@ int main(void) {
 
   vkattn_recorder_destroy(rec);
   vkattn_context_destroy(ctx);
-  printf("%s\n", failures ? "FAILED" : "all checks passed");
-  return failures ? 1 : 0;
+  printf("%s\n", c_check_failures ? "FAILED" : "all checks passed");
+  return c_check_failures ? 1 : 0;
 }
