@@ -8,6 +8,7 @@
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
+#include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
 #include "vkattn/error.hpp"
 
@@ -136,15 +137,6 @@ const TextVariant* variant_of(const std::string& family, const TextShape& s) {
   return find_text_variant(family + "_" + dtype_suffix(s.q, s.kv));
 }
 
-std::string phase_override(const PlanOptions& o, Phase phase) {
-  if (!o.variant.empty()) return o.variant;
-  for (const auto& e : o.path) {
-    if (e.phase != phase) continue;
-    if (e.layers.empty() || std::find(e.layers.begin(), e.layers.end(), o.layer) != e.layers.end()) return e.variant;
-  }
-  return "";
-}
-
 }  // namespace
 
 // Applies PlanOptions' tuning overrides to a chosen plan; an override the
@@ -223,13 +215,13 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.candidates.push_back({v.name, g.geometry.has_value() && !precision_bars(v), why});
   }
 
-  const std::string forced = phase_override(options, s.phase());
+  const std::string forced = requested_variant(options, s.phase());
   if (!forced.empty()) {
     const TextVariant* v = find_text_variant(forced);
     std::string rejected;
     GeometryOrReason g;
     if (!v) {
-      rejected = fmt::format("variant: expected a text variant name (see `vkattn plan text`), got '{}'", forced);
+      rejected = unknown_variant("text", forced);
     } else {
       g = text_geometry(*v, caps, s);
       if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", forced, g.reason);
@@ -256,9 +248,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
       log_selection_once("text", plan.variant->name, plan.reason);
       return plan;
     }
-    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    plan.warnings.push_back(rejected + "; falling back to capability selection");
-    warn_once(plan.warnings.back());
+    reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
   for (const auto& rule : kRules) {
@@ -268,7 +258,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     if (!g.geometry || !rule.applies(caps, s, *g.geometry)) continue;
     plan.variant = v;
     plan.geometry = *g.geometry;
-    plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    plan.reason = rule_reason(rule.reason, !forced.empty());
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
     log_selection_once("text", v->name, plan.reason);
     return plan;

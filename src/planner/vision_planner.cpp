@@ -4,6 +4,7 @@
 
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
+#include "planner/selection.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -116,6 +117,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
   // `vkattn plan vision` passes the shape unvalidated; an empty call has no plan.
   if (s.patches == 0) throw Error(ErrorKind::invalid_argument, "patches: expected >= 1, got 0");
   if (s.num_heads == 0) throw Error(ErrorKind::invalid_argument, "num_heads: expected >= 1, got 0");
+  reject_unhonoured_options("vision", options);
   VisionPlan plan;
   for (const auto& v : vision_variants()) {
     if (v.dtype != s.dtype) continue;
@@ -131,8 +133,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     std::string rejected;
     VisionGeometryOrReason g;
     if (!v) {
-      rejected = fmt::format("variant: expected a vision variant name (see `vkattn plan vision`), got '{}'",
-                             options.variant);
+      rejected = unknown_variant("vision", options.variant);
     } else {
       g = vision_geometry(*v, caps, s);
       if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", options.variant, g.reason);
@@ -146,9 +147,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
       log_selection_once("vision", v->name, plan.reason);
       return plan;
     }
-    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    plan.warnings.push_back(rejected + "; falling back to capability selection");
-    warn_once(plan.warnings.back());
+    reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
   for (const auto& rule : kRules) {
@@ -166,7 +165,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     }
     plan.variant = v;
     plan.geometry = *g.geometry;
-    plan.reason = options.variant.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    plan.reason = rule_reason(rule.reason, !options.variant.empty());
     if (reduces_precision(*v, s)) plan.reason += fmt::format("; {}", kReducedNote);
     for (auto& c : plan.candidates)
       if (c.why == "eligible" && c.variant != v->name) c.why = "eligible; an earlier rule chose the winner";

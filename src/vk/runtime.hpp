@@ -27,6 +27,9 @@ class Runtime {
   ~Runtime();
 
   const DeviceCaps& caps() const { return caps_; }
+  // Unique in the process and never reused, so per-device caches (plans,
+  // pipelines behind them) can key on it without outliving the device.
+  uint64_t id() const { return id_; }
   VkDevice device() const { return device_; }
   VkPhysicalDevice physical_device() const { return physical_; }
   VkQueue queue() const { return queue_; }
@@ -63,6 +66,11 @@ class Runtime {
   }
 
  private:
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> last{0};
+    return ++last;
+  }
+  const uint64_t id_ = next_id();
   void finish_setup();
   VkCommandBuffer begin_one_shot();
   void end_one_shot(VkCommandBuffer cb);

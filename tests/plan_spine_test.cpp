@@ -1,0 +1,273 @@
+// The public plan on the shipped caps files (no GPU): JSON both ways, one
+// override handling for every family, options a family does not honour, and
+// the tuning cache (consulted after the capability filter, stale entries
+// ignored with one warning).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ops/text/text_plan.hpp"
+#include "planner/tune_cache.hpp"
+#include "test_paths.hpp"
+#include "vkattn/audio.hpp"
+#include "vkattn/error.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/text.hpp"
+#include "vkattn/vision.hpp"
+
+namespace vkattn {
+namespace {
+
+using ::testing::HasSubstr;
+
+DeviceCaps lavapipe() { return load_caps_file(testing::caps_path("lavapipe.json")); }
+DeviceCaps h200() { return load_caps_file(testing::caps_path("nvidia-h200.json")); }
+
+// Llama-3-8B decode over a 4096-key contiguous cache.
+TextAttentionParams decode_params(uint32_t kv_len = 4096) {
+  TextAttentionParams p;
+  p.num_heads = 32;
+  p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.kv_capacity = kv_len;
+  p.kv_len = {kv_len};
+  p.start_pos = {kv_len - 1};
+  return p;
+}
+constexpr TextTensorTypes kF16Kv{DType::f32, DType::f16, DType::f32, false};
+
+PlanOptions rules_only() {
+  PlanOptions o;
+  o.use_tuning_cache = false;
+  return o;
+}
+
+TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
+  const Plan p = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  EXPECT_EQ(p.family, PlanFamily::text);
+  EXPECT_EQ(p.variant, "decode_flash_f16kv");
+  EXPECT_FALSE(p.tuned);
+  ASSERT_FALSE(p.dispatches.empty());
+  EXPECT_EQ(p.dispatches[0].module.rfind("text_decode_flash", 0), 0u) << p.dispatches[0].module;
+  EXPECT_EQ(p.dispatches[0].spec_constants.at(0), 128u);  // TEXT_SC_HEAD_DIM
+  // The grid's z is batch x splits; the split grid fills the H200's compute units.
+  EXPECT_EQ(p.dispatches[0].grid[2], p.geometry.splits);
+  EXPECT_GE(p.geometry.splits, 2u);
+  EXPECT_FALSE(p.candidates.empty());
+}
+
+TEST(PlanSpine, JsonRoundTripsEveryFamily) {
+  AudioAttentionParams a;
+  a.frames = 48;
+  a.num_heads = 2;
+  a.head_dim = 64;
+  VisionAttentionParams v{256, 4, 64, std::nullopt, VisionLayout::phd};
+  for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, rules_only()),
+                        plan_vision(lavapipe(), v, VisionTensorTypes{DType::f16, DType::f16}, {}),
+                        plan_audio(lavapipe(), a, AudioTensorTypes{}, {})}) {
+    const Plan back = plan_from_json(to_json(p));
+    EXPECT_EQ(back, p) << to_json(p);
+    EXPECT_THAT(explain(back), HasSubstr("chosen: " + p.variant));
+  }
+}
+
+TEST(PlanSpine, BadPlanJsonNamesTheField) {
+  const std::string good = to_json(plan_text(lavapipe(), decode_params(), kF16Kv, rules_only()));
+  auto j = nlohmann::json::parse(good);
+  j["dispatches"][0]["grid"] = {1, 2};
+  try {
+    plan_from_json(j.dump());
+    FAIL() << "a two-number grid was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("plan.dispatches[0].grid: expected 3 counts, got 2"));
+  }
+  j = nlohmann::json::parse(good);
+  j["family"] = "speech";
+  EXPECT_THROW(plan_from_json(j.dump()), Error);
+  j = nlohmann::json::parse(good);
+  j.erase("scratch_bytes");
+  try {
+    plan_from_json(j.dump());
+    FAIL() << "a plan without scratch_bytes was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("plan.scratch_bytes: expected a value, got none"));
+  }
+  EXPECT_THROW(plan_from_json("{"), Error);
+}
+
+// One override handling: an unknown name is the same message and error kind
+// in every family; non-strict, one warning and the capability choice.
+TEST(PlanSpine, OneOverrideHandlingForEveryFamily) {
+  PlanOptions o;
+  o.variant = "nosuch";
+  o.strict = true;
+  AudioAttentionParams a;
+  a.frames = 12;
+  a.head_dim = 64;
+  const VisionAttentionParams v{64, 2, 64, std::nullopt, VisionLayout::phd};
+  auto message = [](auto&& plan) {
+    try {
+      plan();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(message([&] { plan_text(lavapipe(), decode_params(), kF16Kv, o); }),
+              HasSubstr("variant: expected a text variant name (see `vkattn plan text`), got 'nosuch'"));
+  EXPECT_THAT(message([&] { plan_vision(lavapipe(), v, {}, o); }),
+              HasSubstr("variant: expected a vision variant name (see `vkattn plan vision`), got 'nosuch'"));
+  EXPECT_THAT(message([&] { plan_audio(lavapipe(), a, {}, o); }),
+              HasSubstr("variant: expected an audio variant name (see `vkattn plan audio`), got 'nosuch'"));
+  o.strict = false;
+  for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, o), plan_vision(lavapipe(), v, {}, o),
+                        plan_audio(lavapipe(), a, {}, o)}) {
+    ASSERT_EQ(p.warnings.size(), 1u) << p.variant;
+    EXPECT_THAT(p.warnings[0], HasSubstr("falling back to capability selection"));
+    EXPECT_THAT(p.reason, HasSubstr("override_fallback"));
+  }
+  // Audio: the other dtype's kernel is known but cannot take these inputs.
+  o.variant = "audio_block_local_f16";
+  o.strict = true;
+  try {
+    plan_audio(lavapipe(), a, {}, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+    EXPECT_THAT(e.what(), HasSubstr("variant 'audio_block_local_f16' rejected: takes f16 inputs, call has f32"));
+  }
+}
+
+TEST(PlanSpine, VisionAndAudioRejectOptionsTheyDoNotHonour) {
+  AudioAttentionParams a;
+  a.frames = 12;
+  a.head_dim = 64;
+  const VisionAttentionParams v{64, 2, 64, std::nullopt, VisionLayout::phd};
+  auto with = [](auto set) {
+    PlanOptions o;
+    set(o);
+    return o;
+  };
+  const std::pair<const char*, PlanOptions> cases[] = {
+      {"path: expected unset", with([](PlanOptions& o) { o.path.push_back({Phase::prefill, {}, "x"}); })},
+      {"splits: expected unset", with([](PlanOptions& o) { o.splits = 4; })},
+      {"tile_keys: expected unset", with([](PlanOptions& o) { o.tile_keys = 16; })},
+  };
+  for (const auto& [want, o] : cases) {
+    for (const char* family : {"vision", "audio"}) {
+      try {
+        if (std::string(family) == "vision")
+          plan_vision(lavapipe(), v, {}, o);
+        else
+          plan_audio(lavapipe(), a, {}, o);
+        ADD_FAILURE() << family << " accepted " << want;
+      } catch (const Error& e) {
+        EXPECT_THAT(e.what(), HasSubstr(want)) << family;
+        EXPECT_THAT(e.what(), HasSubstr(std::string("for ") + family + " attention")) << family;
+      }
+    }
+  }
+}
+
+// The tuning cache, in a file of the test's own; the planner reads it again
+// after each write (reload_tune_table), as `vkattn tune` makes it do.
+class TuningCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("vkattn-tune-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "tune.json").string();
+    setenv("VKATTN_TUNE_CACHE", path_.c_str(), 1);
+    planner::reload_tune_table();
+  }
+  void TearDown() override {
+    unsetenv("VKATTN_TUNE_CACHE");
+    planner::reload_tune_table();
+    std::filesystem::remove_all(dir_);
+  }
+  // A file holding one text entry for `caps` and the bucket of decode_params(kv_len).
+  void write_entry(const DeviceCaps& caps, const planner::TuneEntry& e, uint32_t kv_len = 4096) {
+    planner::TuneTable t;
+    const TextAttentionParams p = decode_params(kv_len);
+    t.set(caps, PlanFamily::text, bucket_of(p), e);
+    t.save(path_);
+    planner::reload_tune_table();
+  }
+  static std::string bucket_of(const TextAttentionParams& p) {
+    return text::tune_bucket(planner::text_shape_of(p, kF16Kv.q, kF16Kv.kv));
+  }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(TuningCache, NoFileMeansTheRules) {
+  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  EXPECT_FALSE(p.tuned);
+  EXPECT_EQ(p, plan_text(h200(), decode_params(), kF16Kv, rules_only()));
+}
+
+TEST_F(TuningCache, AnEntryDecidesAndExplainSaysSo) {
+  write_entry(h200(), {"decode_split_f16kv", 16, 0, 0.01});
+  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  EXPECT_TRUE(p.tuned);
+  EXPECT_EQ(p.variant, "decode_split_f16kv");
+  EXPECT_EQ(p.geometry.splits, 16u);
+  EXPECT_THAT(p.reason, HasSubstr("tuned"));
+  EXPECT_THAT(explain(p), HasSubstr("tuned: a tuning-cache entry"));
+  // Lengths in the same power-of-two bucket share the entry; another device does not.
+  EXPECT_TRUE(plan_text(h200(), decode_params(3000), kF16Kv, {}).tuned);
+  EXPECT_FALSE(plan_text(lavapipe(), decode_params(), kF16Kv, {}).tuned);
+  // Overrides and use_tuning_cache = false leave the entry out.
+  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, rules_only()).tuned);
+  PlanOptions forced;
+  forced.variant = "decode_streaming_f16kv";
+  EXPECT_EQ(plan_text(h200(), decode_params(), kF16Kv, forced).variant, "decode_streaming_f16kv");
+}
+
+TEST_F(TuningCache, StaleOrEditedEntriesAreIgnoredWithOneWarning) {
+  const Plan rules = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  // A variant the capability filter rejects (prefill for a decode call), one
+  // that does not exist, and a tuning value the variant cannot take.
+  for (const planner::TuneEntry& e : {planner::TuneEntry{"prefill_streaming_f16kv", 0, 0, 0.01},
+                                      planner::TuneEntry{"decode_nosuch", 0, 0, 0.01},
+                                      planner::TuneEntry{"decode_flash_f16kv", 0, 48, 0.01}}) {
+    write_entry(h200(), e);
+    const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+    EXPECT_FALSE(p.tuned) << e.variant;
+    EXPECT_TRUE(p.same_work(rules)) << e.variant;
+    ASSERT_EQ(p.warnings.size(), 1u) << e.variant;
+    EXPECT_THAT(p.warnings[0], HasSubstr("tuning cache entry for"));
+    EXPECT_THAT(p.warnings[0], HasSubstr("ignored"));
+  }
+}
+
+TEST_F(TuningCache, ABrokenFileLeavesTheRules) {
+  std::ofstream(path_) << "{\"version\": 1, \"entries\": [{\"device\": 3}]}";
+  EXPECT_THROW(planner::TuneTable::load(path_), Error);
+  planner::reload_tune_table();
+  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);
+  std::ofstream(path_) << "not json";
+  planner::reload_tune_table();
+  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);
+}
+
+TEST_F(TuningCache, SavesAndLoadsEntries) {
+  planner::TuneTable t;
+  t.set(h200(), PlanFamily::text, "b1", {"decode_split_f16kv", 8, 0, 0.5});
+  t.set(lavapipe(), PlanFamily::vision, "b2", {"vision_flash_q8_f32", 0, 0, 1.5});
+  t.save(path_);
+  const planner::TuneTable back = planner::TuneTable::load(path_);
+  EXPECT_EQ(back.size(), 2u);
+  ASSERT_NE(back.find(h200(), PlanFamily::text, "b1"), nullptr);
+  EXPECT_EQ(*back.find(h200(), PlanFamily::text, "b1"), (planner::TuneEntry{"decode_split_f16kv", 8, 0, 0.5}));
+  EXPECT_EQ(back.find(h200(), PlanFamily::vision, "b1"), nullptr);
+}
+
+}  // namespace
+}  // namespace vkattn
