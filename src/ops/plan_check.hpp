@@ -69,18 +69,6 @@ Info record_from_plan(const Plan& plan, PlanFamily family, const DeviceCaps& cap
   return info;
 }
 
-// The fields every family's plan takes from its planner's choice.
-template <class FamilyPlan>
-Plan plan_header(PlanFamily family, const std::string& variant, const FamilyPlan& chosen) {
-  Plan plan;
-  plan.family = family;
-  plan.variant = variant;
-  plan.reason = chosen.reason;
-  plan.candidates = chosen.candidates;
-  plan.warnings = chosen.warnings;
-  return plan;
-}
-
 // The plan cache's entry for `key`, or `plan()` with the pipelines of its
 // dispatches (each built for `interface_of(dispatch)`) made now and remembered.
 template <class PlanFn, class InterfaceOf>

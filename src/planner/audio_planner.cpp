@@ -1,6 +1,7 @@
 #include "planner/audio_planner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -43,7 +44,9 @@ AudioPlan plan_audio(const DeviceCaps& caps, DType dtype, const PlanOptions& opt
     const auto it = std::find_if(plan.candidates.begin(), plan.candidates.end(),
                                  [&](const PlanCandidate& c) { return c.variant == options.variant; });
     if (it == plan.candidates.end())
-      reject_override(unknown_variant("audio", options.variant), false, options, plan.warnings);
+      reject_override(fmt::format("{} (one of {})", unknown_variant("audio", options.variant),
+                                  fmt::join(audio_variants(), ", ")),
+                      false, options, plan.warnings);
     else if (!it->eligible)
       reject_override(fmt::format("variant '{}' rejected: {}", options.variant, it->why), true, options, plan.warnings);
     else

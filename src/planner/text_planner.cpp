@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
@@ -270,21 +269,16 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
                           to_string(s.q), to_string(s.kv), caps.name, whys));
 }
 
-std::string explain(const TextPlan& plan) {
-  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28);
-  const auto& g = plan.geometry;
-  out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
-                     "KV split(s), {} bytes shared{}\n",
-                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes,
-                     g.key_lanes ? fmt::format(", {} lanes per key", g.key_lanes) : "");
-  return out + explain_warnings(plan.warnings);
+Plan public_view(const TextPlan& plan) {
+  const TextGeometry& g = plan.geometry;
+  Plan view = plan_header(PlanFamily::text, plan.variant->name, plan);
+  view.geometry = {g.workgroup_size, g.q_pos,     g.head_group,   g.tile_keys,           g.splits,
+                   g.acc_chunks,     g.key_lanes, g.shared_bytes, g.required_subgroup_size};
+  return view;
 }
 
-std::string plan_to_json(const TextPlan& plan) {
-  const auto& g = plan.geometry;
-  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
-                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
-}
+std::string explain(const TextPlan& plan) { return vkattn::explain(public_view(plan)); }
+std::string plan_to_json(const TextPlan& plan) { return to_json(public_view(plan)); }
 
 TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool lengths_on_gpu) {
   TextShape shape;

@@ -7,7 +7,6 @@
 #include "planner/selection.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "planner/selection_log.hpp"
 #include "vkattn/error.hpp"
@@ -178,24 +177,19 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
                                                   s.head_dim, to_string(s.dtype), caps.name, whys));
 }
 
-std::string explain(const VisionPlan& plan) {
-  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 36);
-  const auto& g = plan.geometry;
-  out += fmt::format("geometry: {} queries per workgroup, {}-key tiles ({}), {} invocations{}, {} bytes shared\n",
-                     g.queries, g.tile, plan.variant->f16_shared ? "f16 packed" : "f32", g.workgroup_size,
-                     g.required_subgroup_size ? fmt::format(" (subgroups of {})", g.required_subgroup_size) : "",
-                     g.shared_bytes);
-  return out + explain_warnings(plan.warnings);
+Plan public_view(const VisionPlan& plan) {
+  const VisionGeometry& g = plan.geometry;
+  Plan view = plan_header(PlanFamily::vision, plan.variant->name, plan);
+  view.geometry.workgroup_size = g.workgroup_size;
+  view.geometry.query_rows = g.queries;
+  view.geometry.tile_keys = g.tile;
+  view.geometry.acc_chunks = g.acc_chunks;
+  view.geometry.shared_bytes = g.shared_bytes;
+  view.geometry.required_subgroup_size = g.required_subgroup_size;
+  return view;
 }
 
-std::string plan_to_json(const VisionPlan& plan) {
-  const auto& g = plan.geometry;
-  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"queries", g.queries},
-                   {"tile", g.tile},
-                   {"workgroup_size", g.workgroup_size},
-                   {"f16_shared", plan.variant->f16_shared},
-                   {"required_subgroup_size", g.required_subgroup_size},
-                   {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
-}
+std::string explain(const VisionPlan& plan) { return vkattn::explain(public_view(plan)); }
+std::string plan_to_json(const VisionPlan& plan) { return to_json(public_view(plan)); }
 
 }  // namespace vkattn::planner

@@ -49,6 +49,8 @@ struct VisionPlan {
 // Honours options.variant (strict: a rejected override throws Error).
 VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& shape, const PlanOptions& options = {});
 
+// The choice as a public Plan without its dispatches; explain and JSON of it.
+Plan public_view(const VisionPlan& plan);
 std::string explain(const VisionPlan& plan);
 std::string plan_to_json(const VisionPlan& plan);
 

@@ -2,6 +2,7 @@
 
 #include "ops/plan_check.hpp"
 #include "planner/audio_planner.hpp"
+#include "planner/plan_render.hpp"
 #include "shaders/audio_interface.h"
 #include "vk/runtime.hpp"
 #include "vkattn/plan.hpp"
@@ -19,7 +20,7 @@ AudioTensorTypes audio_tensor_types(const AudioAttentionTensors& t) { return {t.
 Plan plan_audio(const DeviceCaps& caps, const AudioAttentionParams& p, const AudioTensorTypes& types,
                 const PlanOptions& options) {
   const planner::AudioPlan ap = planner::plan_audio(caps, types.in, options);
-  Plan plan = ops::plan_header(PlanFamily::audio, ap.variant, ap);
+  Plan plan = planner::plan_header(PlanFamily::audio, ap.variant, ap);
   plan.geometry.workgroup_size = ap.workgroup_size;
   plan.geometry.query_rows = 1;
   plan.geometry.head_group = 1;

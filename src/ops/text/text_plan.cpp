@@ -54,10 +54,7 @@ uint32_t reduce_workgroup(const DeviceCaps& caps) {
 Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAttentionParams& p,
              const TextTensorTypes& types) {
   const planner::TextGeometry& g = tp.geometry;
-  Plan plan = ops::plan_header(PlanFamily::text, tp.variant->name, tp);
-  plan.geometry = {g.workgroup_size, g.q_pos,  g.head_group, g.tile_keys,
-                   g.splits,         g.acc_chunks, g.key_lanes, g.shared_bytes,
-                   g.required_subgroup_size};
+  Plan plan = planner::public_view(tp);
 
   // One split needs no reduce: the kernel normalises and writes the output itself.
   const bool split = tp.variant->kind == planner::Kind::split && g.splits > 1;

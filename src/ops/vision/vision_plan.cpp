@@ -33,13 +33,7 @@ PlanDispatch transpose(uint32_t a, uint32_t b, uint32_t words) {
 Plan to_plan(const planner::VisionPlan& vp, const VisionAttentionParams& p, const VisionTensorTypes& types) {
   const planner::VisionVariant& v = *vp.variant;
   const planner::VisionGeometry& g = vp.geometry;
-  Plan plan = ops::plan_header(PlanFamily::vision, v.name, vp);
-  plan.geometry.workgroup_size = g.workgroup_size;
-  plan.geometry.query_rows = g.queries;
-  plan.geometry.tile_keys = g.tile;
-  plan.geometry.acc_chunks = g.acc_chunks;
-  plan.geometry.shared_bytes = g.shared_bytes;
-  plan.geometry.required_subgroup_size = g.required_subgroup_size;
+  Plan plan = planner::public_view(vp);
   // The head-major variant runs on HPD copies of PHD tensors.
   const bool transposed = v.head_major && p.layout == VisionLayout::phd;
 
