@@ -9,6 +9,7 @@
 #include "planner/plan_render.hpp"
 #include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
+#include "shaders/text_tile_arrays.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -16,11 +17,8 @@ namespace vkattn::planner {
 namespace {
 
 // Bytes text_attention.comp declares in shared memory for this geometry
-// (mirrors its `shared` arrays).
-uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
-  const uint32_t d4 = d / 4;
-  return rows * d4 * 16 + tk * (d4 + 1) * 16 + tk * d4 * 16 + rows * tk * 4 + tk * 4 + rows * 16;
-}
+// (its arrays, shaders/text_tile_arrays.h).
+uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) { return TEXT_TILE_SHARED_BYTES(rows, d, tk); }
 
 // Keys one split-KV workgroup walks at most (see text_geometry).
 constexpr uint32_t kSplitChunkKeys = 128;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "planner/selection_log.hpp"
+#include "shaders/vision_tile_arrays.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -24,13 +25,8 @@ constexpr const char* kReducedNeeds = "rounds f32 Q/K/V to f16 tiles; needs allo
 }  // namespace
 
 uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared) {
-  const uint32_t d4 = head_dim / 4;
   const uint32_t f32_tile = f16_shared ? 1 : tile, f16_tile = f16_shared ? tile : 1;
-  return queries * d4 * 16                                // q_tile
-         + f32_tile * (d4 + 1) * 16 + f32_tile * d4 * 16  // k_tile, v_tile
-         + f16_tile * (d4 + 1) * 8 + f16_tile * d4 * 8    // k_tile_h, v_tile_h
-         + queries * tile * 4                             // p_tile
-         + queries * 12;                                  // row_max, row_sum, row_alpha
+  return VIS_TILE_SHARED_BYTES(queries, head_dim, tile, f32_tile, f16_tile);
 }
 
 VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps& caps, const VisionShape& s) {

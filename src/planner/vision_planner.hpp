@@ -35,7 +35,7 @@ struct VisionGeometryOrReason {
 };
 VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps& caps, const VisionShape& shape);
 
-// Bytes vision_attention.comp declares in shared memory (mirrors its arrays).
+// Bytes vision_attention.comp declares in shared memory (its arrays, shaders/vision_tile_arrays.h).
 uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared);
 
 struct VisionPlan {

@@ -4,10 +4,14 @@
 #include "planner/audio_planner.hpp"
 #include "planner/plan_render.hpp"
 #include "shaders/audio_interface.h"
+#include "shaders/text_attention_interface.h"
 #include "vk/runtime.hpp"
 #include "vkattn/plan.hpp"
 
 namespace vkattn {
+
+// text_common.glsl decodes the audio kernel's words by the text dtype codes.
+static_assert(AUDIO_DT_F32 == TEXT_DT_F32 && AUDIO_DT_F16 == TEXT_DT_F16, "one set of dtype codes");
 
 namespace {
 

@@ -7,12 +7,15 @@
 #include "ops/plan_check.hpp"
 #include "planner/tune_cache.hpp"
 #include "planner/vision_planner.hpp"
+#include "shaders/text_attention_interface.h"
 #include "shaders/vision_interface.h"
 #include "vk/runtime.hpp"
 #include "vkattn/plan.hpp"
 
 namespace vkattn {
 
+// text_common.glsl decodes the vision kernels' words by the text dtype codes.
+static_assert(VIS_DT_F32 == TEXT_DT_F32 && VIS_DT_F16 == TEXT_DT_F16, "one set of dtype codes");
 static_assert(sizeof(vision::VisionPush) == 4 * 4, "VisionPush must mirror the GLSL push-constant block");
 static_assert(sizeof(vision::TransposePush) == 4 * 4, "TransposePush must mirror the GLSL push-constant block");
 
