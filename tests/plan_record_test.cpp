@@ -140,6 +140,18 @@ TEST_F(PlanRecord, TheOneCallPathPlansAShapeOnce) {
   text_attention(rec, p_, t_);
   text_attention(rec, p_, t_);
   EXPECT_EQ(planner::plans_made_on_this_thread(), before + 1);
+  // Lengths from a GPU buffer: the plan is sized for the capacity (200 keys),
+  // so every host hint records from one entry, the 200-key call's above.
+  t_.kv_len = ctx().tensor(DType::u32, {1});
+  t_.start_pos = ctx().tensor(DType::u32, {1});
+  ctx().upload(t_.kv_len, std::vector<uint32_t>{200});
+  ctx().upload(t_.start_pos, std::vector<uint32_t>{199});
+  for (uint32_t hint : {10u, 100u, 150u}) {
+    p_.kv_len = {hint};
+    p_.start_pos = {hint - 1};
+    text_attention(rec, p_, t_);
+  }
+  EXPECT_EQ(planner::plans_made_on_this_thread(), before + 1);
 }
 
 // Vision and audio record from their plans exactly what the one-call path records.

@@ -112,15 +112,17 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   return plan;
 }
 
+// A plan depends on the lengths only through the longest one a replay can
+// read (TextShape::kv_len_max), so recordings whose lengths come from a GPU
+// buffer share one entry whatever host hint they pass.
 planner::PlanKey plan_key(uint64_t device, const TextAttentionParams& p, const TextTensorTypes& types,
                           const PlanOptions& options) {
   planner::PlanKey k;
   k.device = device;
   k.family = PlanFamily::text;
-  k.shape = {p.batch,         p.seq_len,   p.num_heads,    p.num_kv_heads,          p.head_dim,
-             *std::max_element(p.kv_len.begin(), p.kv_len.end()),
-             p.kv_capacity,   p.max_pages, uint32_t(p.layout), uint32_t(types.q), uint32_t(types.kv),
-             uint32_t(types.out), uint32_t(types.kv_len_on_gpu)};
+  const uint32_t longest = planner::text_shape_of(p, types.q, types.kv, types.kv_len_on_gpu).kv_len_max();
+  k.shape = {p.batch,           p.seq_len,         p.num_heads,        p.num_kv_heads,     p.head_dim, longest,
+             uint32_t(p.layout), uint32_t(types.q), uint32_t(types.kv), uint32_t(types.out)};
   k.options = options;
   return k;
 }
