@@ -116,6 +116,8 @@ Plan plan_from_json(const std::string& text) {
   }
   p.scratch_bytes = field<uint64_t>(j, "scratch_bytes", "plan");
   const auto candidates = field<nlohmann::json>(j, "candidates", "plan");
+  if (!candidates.is_array())
+    throw Error(ErrorKind::invalid_argument, fmt::format("plan.candidates: expected a list, got {}", candidates.dump()));
   for (size_t i = 0; i < candidates.size(); ++i) {
     const std::string where = fmt::format("plan.candidates[{}]", i);
     p.candidates.push_back({field<std::string>(candidates[i], "variant", where),
