@@ -98,6 +98,15 @@ TEST(PlanSpine, BadPlanJsonNamesTheField) {
     EXPECT_THAT(e.what(), HasSubstr("plan.scratch_bytes: expected a value, got none"));
   }
   EXPECT_THROW(plan_from_json("{"), Error);
+  EXPECT_THROW(plan_from_json("8888888888888888e88812"), Error);  // past a double: nlohmann's out_of_range
+  j = nlohmann::json::parse(good);
+  j["geometry"]["splits"] = 1.6e88;
+  try {
+    plan_from_json(j.dump());
+    FAIL() << "a float split count was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("plan.geometry.splits: expected an integer from 0 to 4294967295"));
+  }
 }
 
 // One override handling: an unknown name is the same message and error kind
@@ -252,6 +261,14 @@ TEST_F(TuningCache, ABrokenFileLeavesTheRules) {
   EXPECT_THROW(planner::TuneTable::load(path_), Error);
   planner::reload_tune_table();
   EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);
+  std::ofstream(path_) << R"({"version": 1, "entries": [{"device": "d", "family": "text", "bucket": "b",
+                                                          "variant": "v", "splits": 1e300}]})";
+  try {
+    planner::TuneTable::load(path_);
+    ADD_FAILURE() << "a float split count was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("entries[0].splits: expected an integer from 0 to 4294967295"));
+  }
   std::ofstream(path_) << "not json";
   planner::reload_tune_table();
   EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "planner/plan_render.hpp"
@@ -21,18 +22,48 @@ PlanFamily family_from_string(const std::string& name) {
   throw Error(ErrorKind::invalid_argument, fmt::format("plan.family: expected text, vision or audio, got '{}'", name));
 }
 
-// Reads field `key` of `j` as T, naming the field when it is missing or mistyped.
-template <class T>
-T field(const nlohmann::json& j, const char* key, const std::string& where) {
+// Field `key` of object `j`, naming it when `j` is not an object or lacks it.
+const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key))
     throw Error(ErrorKind::invalid_argument, fmt::format("{}.{}: expected a value, got none", where, key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
+  return j.at(key);
+}
+
+// A string or boolean field (nlohmann's conversion checks the type exactly).
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = member(j, key, where);
+  if (!(std::is_same_v<T, bool> ? v.is_boolean() : v.is_string()))
+    throw Error(ErrorKind::invalid_argument, fmt::format("{}.{}: expected a {}, got {}", where, key,
+                                                         std::is_same_v<T, bool> ? "boolean" : "string", v.dump()));
+  return v.get<T>();
+}
+
+// A non-negative integer up to `max`: a float, a negative number or one past
+// the type's range is an Error, never a wrapped or undefined conversion.
+uint64_t count(const nlohmann::json& v, const std::string& where, uint64_t max = UINT32_MAX) {
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("{}.{}: expected a {}, got {}", where, key,
-                            std::is_same_v<T, std::string> ? "string" : "number or list", j.at(key).dump()));
+                fmt::format("{}: expected an integer from 0 to {}, got {}", where, max, v.dump()));
+  return v.get<uint64_t>();
+}
+
+std::vector<uint32_t> counts(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_array()) throw Error(ErrorKind::invalid_argument, fmt::format("{}: expected a list, got {}", where, v.dump()));
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(uint32_t(count(v[i], fmt::format("{}[{}]", where, i))));
+  return out;
+}
+
+std::vector<std::string> strings(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_array()) throw Error(ErrorKind::invalid_argument, fmt::format("{}: expected a list, got {}", where, v.dump()));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      throw Error(ErrorKind::invalid_argument, fmt::format("{}[{}]: expected a string, got {}", where, i, v[i].dump()));
+    out.push_back(v[i].get<std::string>());
   }
+  return out;
 }
 
 // Geometry fields by name, so JSON and explain list them alike.
@@ -88,7 +119,7 @@ Plan plan_from_json(const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw Error(ErrorKind::invalid_argument, fmt::format("plan: expected JSON, got a parse error ({})", e.what()));
   }
   Plan p;
@@ -96,9 +127,10 @@ Plan plan_from_json(const std::string& text) {
   p.variant = field<std::string>(j, "variant", "plan");
   p.reason = field<std::string>(j, "reason", "plan");
   p.tuned = field<bool>(j, "tuned", "plan");
-  const auto g = field<nlohmann::json>(j, "geometry", "plan");
-  for (auto [name, member] : kGeometryFields) p.geometry.*member = field<uint32_t>(g, name, "plan.geometry");
-  const auto dispatches = field<nlohmann::json>(j, "dispatches", "plan");
+  const nlohmann::json& g = member(j, "geometry", "plan");
+  for (auto [name, m] : kGeometryFields)
+    p.geometry.*m = uint32_t(count(member(g, name, "plan.geometry"), fmt::format("plan.geometry.{}", name)));
+  const nlohmann::json& dispatches = member(j, "dispatches", "plan");
   if (!dispatches.is_array() || dispatches.empty())
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("plan.dispatches: expected a non-empty list, got {}", dispatches.dump()));
@@ -106,16 +138,17 @@ Plan plan_from_json(const std::string& text) {
     const std::string where = fmt::format("plan.dispatches[{}]", i);
     PlanDispatch d;
     d.module = field<std::string>(dispatches[i], "module", where);
-    d.spec_constants = field<std::vector<uint32_t>>(dispatches[i], "spec_constants", where);
-    d.required_subgroup_size = field<uint32_t>(dispatches[i], "required_subgroup_size", where);
-    const auto grid = field<std::vector<uint32_t>>(dispatches[i], "grid", where);
+    d.spec_constants = counts(member(dispatches[i], "spec_constants", where), where + ".spec_constants");
+    d.required_subgroup_size =
+        uint32_t(count(member(dispatches[i], "required_subgroup_size", where), where + ".required_subgroup_size"));
+    const auto grid = counts(member(dispatches[i], "grid", where), where + ".grid");
     if (grid.size() != 3)
       throw Error(ErrorKind::invalid_argument, fmt::format("{}.grid: expected 3 counts, got {}", where, grid.size()));
     std::copy(grid.begin(), grid.end(), d.grid);
     p.dispatches.push_back(std::move(d));
   }
-  p.scratch_bytes = field<uint64_t>(j, "scratch_bytes", "plan");
-  const auto candidates = field<nlohmann::json>(j, "candidates", "plan");
+  p.scratch_bytes = count(member(j, "scratch_bytes", "plan"), "plan.scratch_bytes", UINT64_MAX);
+  const nlohmann::json& candidates = member(j, "candidates", "plan");
   if (!candidates.is_array())
     throw Error(ErrorKind::invalid_argument, fmt::format("plan.candidates: expected a list, got {}", candidates.dump()));
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -123,7 +156,7 @@ Plan plan_from_json(const std::string& text) {
     p.candidates.push_back({field<std::string>(candidates[i], "variant", where),
                             field<bool>(candidates[i], "eligible", where), field<std::string>(candidates[i], "why", where)});
   }
-  p.warnings = field<std::vector<std::string>>(j, "warnings", "plan");
+  p.warnings = strings(member(j, "warnings", "plan"), "plan.warnings");
   return p;
 }
 

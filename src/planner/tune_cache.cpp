@@ -41,7 +41,7 @@ TuneTable TuneTable::load(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw bad(fmt::format("expected JSON, got a parse error ({})", e.what()));
   }
   if (!j.is_object() || j.value("version", 0) != kFormatVersion)
@@ -50,9 +50,18 @@ TuneTable TuneTable::load(const std::string& path) {
   if (!j.contains("entries") || !j["entries"].is_array()) throw bad("entries: expected a list");
   for (size_t i = 0; i < j["entries"].size(); ++i) {
     const auto& e = j["entries"][i];
+    // A tuning value: absent (the planner's choice) or an integer in range,
+    // never a float or negative number converted past its range.
+    auto tuning_value = [&](const char* key) -> uint32_t {
+      if (!e.is_object() || !e.contains(key)) return 0;
+      const auto& v = e[key];
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+        throw bad(fmt::format("entries[{}].{}: expected an integer from 0 to {}, got {}", i, key, UINT32_MAX, v.dump()));
+      return v.get<uint32_t>();
+    };
+    const uint32_t splits = tuning_value("splits"), tile_keys = tuning_value("tile_keys");
     try {
-      TuneEntry entry{e.at("variant").get<std::string>(), e.value("splits", 0u), e.value("tile_keys", 0u),
-                      e.value("ms", 0.0)};
+      TuneEntry entry{e.at("variant").get<std::string>(), splits, tile_keys, e.value("ms", 0.0)};
       t.entries_[entry_key(e.at("device").get<std::string>(), e.at("family").get<std::string>(),
                            e.at("bucket").get<std::string>())] = std::move(entry);
     } catch (const nlohmann::json::exception& err) {
