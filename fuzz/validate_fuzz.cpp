@@ -44,7 +44,9 @@ void text(Input& in) {
   p.window = in.u32();
   p.softcap = in.real();
   if (in.flag()) p.scale = in.real();
-  p.layout = static_cast<KvLayout>(in.byte() % 3);
+  p.layout = static_cast<KvLayout>(in.byte() % 4);
+  p.cold_layout = static_cast<KvLayout>(in.byte() % 4);
+  p.hot_window = in.u32();
   p.kv_capacity = in.u32();
   p.num_pages = in.u32();
   p.max_pages = in.u32();
@@ -52,7 +54,8 @@ void text(Input& in) {
   p.start_pos = per_sequence(in, p.batch);
   p.kv_start = per_sequence(in, p.batch);
   const DeviceCaps caps = in.caps();
-  const bool paged = p.layout == KvLayout::paged;
+  const bool paged = p.slot_layout() == KvLayout::paged;
+  const bool tiered = p.layout == KvLayout::tiered;
   const Shape q{p.batch, p.seq_len, p.num_heads, p.head_dim};
   const Shape kv = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                          : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
@@ -63,6 +66,10 @@ void text(Input& in) {
   t.v = in.tensor(kv, kt);
   t.out = in.tensor(q, qt);
   t.page_table = in.tensor({p.batch, p.max_pages}, DType::u32);
+  if (tiered || in.flag()) {
+    t.hot_k = in.tensor({p.batch, p.hot_window, p.num_kv_heads, p.head_dim}, in.dtype());
+    t.hot_v = in.tensor({p.batch, p.hot_window, p.num_kv_heads, p.head_dim}, in.dtype());
+  }
   t.kv_len = in.tensor({p.batch}, DType::u32);
   t.start_pos = in.tensor({p.batch}, DType::u32);
   try {
@@ -73,6 +80,10 @@ void text(Input& in) {
   }
   for (const Tensor* x : {&t.q, &t.k, &t.v, &t.out, &t.kv_len, &t.start_pos}) require_holds(*x);
   if (paged) require_holds(t.page_table);  // other layouts ignore it
+  if (tiered) {
+    require_holds(t.hot_k);
+    require_holds(t.hot_v);
+  }
   try {
     text::row_strides("q", t.q, q);
     text::row_strides("k", t.k, kv);

@@ -1,5 +1,6 @@
 // The `vkattn` Python module: devices, contexts and every op on NumPy arrays
-// (float32, float16; bfloat16 as uint16 views), and plans as dicts. Errors
+// (float32, float16; bfloat16 as uint16 views; quantized caches as uint32
+// words), and plans as dicts. Errors
 // raise ValueError (bad input) or RuntimeError with the library's message.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -76,6 +77,19 @@ class ArrayContext {
     return t;
   }
 
+  // u32 words of packed i8/i4 codes [.., words] as a tensor of `dtype` [.., words * codes per word].
+  Tensor upload_packed(const py::array& array, const char* name, DType dtype) {
+    if (array.ndim() != 4 || dtype_of(array, name) != DType::u32 || (dtype != DType::i8 && dtype != DType::i4))
+      bad(fmt::format("{}: expected 4-d uint32 words with kv_dtype 'i8' or 'i4', got {} dimensions of {} with '{}'",
+                      name, array.ndim(), py::str(array.dtype()).cast<std::string>(), to_string(dtype)));
+    const py::array c = py::array::ensure(array, py::array::c_style);
+    Shape shape = shape_of(c);
+    shape.back() *= 32 / dtype_bits(dtype);
+    Tensor t = ctx_.tensor(dtype, shape);
+    ctx_.upload(t, {static_cast<const std::byte*>(c.data()), static_cast<size_t>(c.nbytes())});
+    return t;
+  }
+
   Tensor output(DType dtype, const Shape& shape) { return ctx_.tensor(dtype, shape); }
 
   py::array download(const Tensor& t) {
@@ -111,16 +125,65 @@ DType out_dtype_or(const std::optional<std::string>& name, DType fallback) {
   return name ? dtype_from_string(*name) : fallback;
 }
 
+// Quantizes a float cache [N, C, Hkv, D] into doppler's int8/int4 format on
+// the GPU (kv_append): (u32 words [N, C, Hkv, packed_stride], float16 scales
+// [N, C, Hkv] or [N, C, Hkv, ceil(D/32)]).
+py::tuple quantize_kv(ArrayContext& self, const py::array& x, const std::string& dtype, uint32_t quant_group) {
+  const DType dt = dtype_from_string(dtype);
+  if (dt != DType::i8 && dt != DType::i4) bad(fmt::format("dtype: expected 'i8' or 'i4', got '{}'", dtype));
+  KvAppendTensors t;
+  t.k = self.upload(x, "x", 4);
+  const Shape s = t.k.shape();
+  const uint64_t slots = s[0] * s[1];
+  const uint32_t d = static_cast<uint32_t>(s[3]), lanes = 32 / dtype_bits(dt);
+  KvAppendParams p;  // every slot a token of one contiguous sequence
+  p.tokens = static_cast<uint32_t>(slots);
+  p.num_kv_heads = static_cast<uint32_t>(s[2]);
+  p.head_dim = d;
+  p.kv_capacity = static_cast<uint32_t>(slots);
+  p.quant_group = quant_group;
+  const Shape rows{1, slots, s[2], d};
+  Shape scales{1, slots, s[2]};
+  if (quant_group) scales.push_back((d + quant_group - 1) / quant_group);
+  t.k = t.k.reshaped(rows);
+  t.v = t.k;
+  t.cache_k = self.output(dt, rows);
+  t.cache_v = self.output(dt, rows);
+  t.k_scale = self.output(DType::f16, scales);
+  t.v_scale = self.output(DType::f16, scales);
+  self.run([&](Recorder& rec) { kv_append(rec, p, t); });
+  Shape words_shape = s;
+  words_shape.back() = (d + lanes - 1) / lanes;
+  Shape scale_shape(s.begin(), s.end() - 1);
+  if (quant_group) scale_shape.push_back(scales.back());
+  const Tensor& c = t.cache_k;  // the packed codes, read back as their u32 words
+  py::array words = self.download(Tensor(c.allocation(), c.buffer(), c.offset(), c.bytes(), DType::u32, words_shape));
+  return py::make_tuple(words, self.download(t.k_scale.reshaped(scale_shape)));
+}
+
 py::array text_attention(ArrayContext& self, const py::array& q, const py::array& k, const py::array& v, bool causal,
                          uint32_t window, float softcap, std::optional<float> scale, const std::string& layout,
                          std::optional<PerSequence> kv_len, std::optional<PerSequence> start_pos,
                          std::optional<PerSequence> kv_start, std::optional<py::array> page_table,
-                         std::optional<std::string> out_dtype, std::optional<std::string> variant, bool strict) {
+                         std::optional<std::string> out_dtype, std::optional<std::string> variant, bool strict,
+                         std::optional<py::array> k_scale, std::optional<py::array> v_scale,
+                         std::optional<std::string> kv_dtype, uint32_t quant_group) {
   TextAttentionTensors t;
-  t.q = self.upload(q, "q", 4);
-  t.k = self.upload(k, "k", 4);
-  t.v = self.upload(v, "v", 4);
   TextAttentionParams p;
+  t.q = self.upload(q, "q", 4);
+  if (kv_dtype) {
+    // A quantized cache: u32 words [.., Hkv, packed_stride] (as quantize_kv returns) and float16 scales.
+    const DType dt = dtype_from_string(*kv_dtype);
+    if (!k_scale || !v_scale) bad("k_scale: expected float16 scale arrays with kv_dtype, got None");
+    t.k = self.upload_packed(k, "k", dt);
+    t.v = self.upload_packed(v, "v", dt);
+    t.k_scale = self.upload(*k_scale, "k_scale", static_cast<size_t>(k_scale->ndim()));
+    t.v_scale = self.upload(*v_scale, "v_scale", static_cast<size_t>(v_scale->ndim()));
+    p.kv_quant_group = quant_group;
+  } else {
+    t.k = self.upload(k, "k", 4);
+    t.v = self.upload(v, "v", 4);
+  }
   const Shape& qs = t.q.shape();
   const Shape& ks = t.k.shape();
   p.batch = static_cast<uint32_t>(qs[0]);
@@ -271,9 +334,14 @@ PYBIND11_MODULE(vkattn, m) {
       .def("text_attention", &text_attention, "q"_a, "k"_a, "v"_a, py::kw_only(), "causal"_a = false, "window"_a = 0,
            "softcap"_a = 0.0f, "scale"_a = py::none(), "layout"_a = "contiguous", "kv_len"_a = py::none(),
            "start_pos"_a = py::none(), "kv_start"_a = py::none(), "page_table"_a = py::none(),
-           "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false,
-           "Text attention: q [B, S, H, D]; k, v [B, C, Hkv, D] (or the paged pool with page_table); "
+           "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false, "k_scale"_a = py::none(),
+           "v_scale"_a = py::none(), "kv_dtype"_a = py::none(), "quant_group"_a = 0,
+           "Text attention: q [B, S, H, D]; k, v [B, C, Hkv, D] (or the paged pool with page_table), or with "
+           "kv_dtype 'i8'/'i4' quantized words and float16 k_scale/v_scale as quantize_kv returns; "
            "returns [B, S, H, D]")
+      .def("quantize_kv", &quantize_kv, "x"_a, py::kw_only(), "dtype"_a = "i8", "quant_group"_a = 0,
+           "A float cache [N, C, Hkv, D] quantized on the GPU: (uint32 words [N, C, Hkv, packed_stride], "
+           "float16 scales [N, C, Hkv] or [N, C, Hkv, ceil(D/32)] with quant_group=32)")
       .def("vision_attention", &vision_attention, "q"_a, "k"_a, "v"_a, py::kw_only(), "scale"_a = py::none(),
            "layout"_a = "phd", "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false,
            "Bidirectional attention over patches: q, k, v [P, H, D] (or [H, P, D] with layout='hpd')")

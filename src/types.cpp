@@ -111,15 +111,16 @@ std::string_view to_string(KvLayout l) {
     case KvLayout::contiguous: return "contiguous";
     case KvLayout::ring: return "ring";
     case KvLayout::paged: return "paged";
+    case KvLayout::tiered: return "tiered";
   }
   return "?";
 }
 
 KvLayout kv_layout_from_string(std::string_view name) {
-  for (KvLayout l : {KvLayout::contiguous, KvLayout::ring, KvLayout::paged})
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::ring, KvLayout::paged, KvLayout::tiered})
     if (to_string(l) == name) return l;
   throw Error(ErrorKind::invalid_argument,
-              fmt::format("layout: expected contiguous, ring or paged, got '{}'", name));
+              fmt::format("layout: expected contiguous, ring, paged or tiered, got '{}'", name));
 }
 
 std::string_view to_string(Phase p) { return p == Phase::decode ? "decode" : "prefill"; }

@@ -17,6 +17,7 @@
 
 #include "cli_run.hpp"
 #include "io/npy.hpp"
+#include "reference/kv_quant_reference.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -230,6 +231,50 @@ TEST_F(Cli, RunTextPagedPrefill) {
                         std::vector<uint32_t>(table.begin(), table.end()));
 }
 
+TEST_F(Cli, RunTextTieredPagedCold) {
+  // Decode over a tiered cache: the last 6 keys from the f16 hot ring, the
+  // rest from a paged f16 cold tier.
+  auto q = write_float("q.npy", DType::f32, {2, 1, 4, 64}, 2.0f);
+  auto k = write_float("k.npy", DType::f16, {8, 8, 2, 64}, 1.0f);
+  auto v = write_float("v.npy", DType::f16, {8, 8, 2, 64}, 1.0f);
+  auto hot_k = write_float("hk.npy", DType::f16, {2, 6, 2, 64}, 1.5f);
+  auto hot_v = write_float("hv.npy", DType::f16, {2, 6, 2, 64}, 1.5f);
+  const std::vector<int32_t> table{7, 1, 4, 0, 2, 6, 3, 5};
+  write_i32("table.npy", table, {2, 4});
+  write_u32("lens.npy", {29, 4});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout tiered --cold-layout paged --page-table " + path("table.npy") +
+                 " --hot-k " + path("hk.npy") + " --hot-v " + path("hv.npy") + " --kv-len " + path("lens.npy") +
+                 " --causal --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
+  TextAttentionParams p;
+  p.batch = 2;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.layout = KvLayout::tiered;
+  p.cold_layout = KvLayout::paged;
+  p.hot_window = 6;
+  p.kv_capacity = 8;
+  p.num_pages = 8;
+  p.max_pages = 4;
+  p.kv_len = {29, 4};
+  p.start_pos = {28, 3};
+  p.causal = true;
+  const io::NpyArray o = io::read_npy(path("o.npy"));
+  const auto tol = reference::tolerance_for(DType::f32, DType::f16, DType::f32);
+  const auto want =
+      reference::text_attention(p, q, k, v, std::vector<uint32_t>(table.begin(), table.end()), hot_k, hot_v);
+  const auto cmp = reference::compare(io::as_f32(o), want, tol);
+  EXPECT_TRUE(cmp.passed) << reference::to_string(cmp, tol);
+  // Without the hot ring the same files are an error naming it.
+  Result bad = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                   path("o.npy") + " --layout tiered --cold-layout paged --page-table " + path("table.npy"));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.output, HasSubstr("hot_k: expected --hot-k and --hot-v both for --layout tiered"));
+}
+
 TEST_F(Cli, RunTextRingWindowForcedVariant) {
   auto q = write_float("q.npy", DType::f32, {1, 3, 2, 64}, 2.0f);
   auto k = write_float("k.npy", DType::f16, {1, 16, 1, 64}, 1.0f);
@@ -405,6 +450,75 @@ TEST(CliConventions, JsonOutputIsJsonLinesAndProgressIsOnStderr) {
   }
   Result progress = run("check --filter \"decode_split_f32 contiguous\"");
   EXPECT_THAT(progress.output, HasSubstr("[1/1] case decode_split_f32 contiguous"));
+}
+
+
+TEST_F(Cli, RunTextOverAQuantizedCache) {
+  // Paged int4 with a scale per 32 elements and contiguous int8: both checks printed and passed.
+  write_float("q.npy", DType::f32, {2, 3, 4, 64}, 1.5f);
+  write_float("k.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f32, {7, 4, 2, 64}, 1.0f);
+  write_i32("table.npy", {6, 0, 3, 1, 5, 4, 2, 2}, {2, 4});
+  Result r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+                 path("o.npy") + " --layout paged --page-table " + path("table.npy") +
+                 " --kv-len 13 --causal --kv-dtype i4 --quant-group 32 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i4kv"));
+  EXPECT_THAT(r.output, HasSubstr("quantized KV: the tensor-core prefill takes f16 K/V only"));
+  EXPECT_THAT(line_starting(r.output, "max relative error vs float64 oracle over the dequantized cache"), HasSubstr("PASS"));
+  EXPECT_THAT(line_starting(r.output, "max error vs float64 oracle over the original K/V"), HasSubstr("PASS"));
+  write_float("k.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f16, {2, 16, 2, 64}, 1.0f);
+  write_float("q.npy", DType::f32, {2, 1, 4, 64}, 1.5f);
+  r = run("run text --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") + " --out " +
+          path("o.npy") + " --causal --kv-dtype i8 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(line_starting(r.output, "variant: "), HasSubstr("_i8kv"));
+  EXPECT_EQ(run("run text --q q.npy --k k.npy --v v.npy --out o.npy --kv-dtype i2").status, 2);
+}
+
+
+TEST_F(Cli, RunTextOverAPackedCacheFromElsewhere) {
+  // doppler's format on disk: u32 words [B, C, Hkv, ceil(D/4)] and f16 scales [B, C, Hkv].
+  auto q = write_float("q.npy", DType::f32, {1, 1, 4, 64}, 1.5f);
+  std::vector<float> k = write_float("kf.npy", DType::f32, {1, 12, 2, 64}, 1.0f);
+  std::vector<float> v = write_float("vf.npy", DType::f32, {1, 12, 2, 64}, 1.0f);
+  auto write_packed = [&](const std::string& stem, const std::vector<float>& x, uint64_t words_per_row) {
+    const auto packed = reference::quantize_rows(DType::i8, 0, 64, x);
+    std::vector<uint32_t> words;
+    for (size_t r = 0; r < 24; ++r)
+      for (uint64_t w = 0; w < words_per_row; ++w) words.push_back(w < 16 ? packed.words[r * 16 + w] : 0u);
+    io::write_npy(path(stem + "w.npy"), io::npy_from_u32(words, {1, 12, 2, words_per_row}));
+    io::NpyArray scales;
+    scales.descr = "<f2";
+    scales.shape = {1, 12, 2};
+    scales.data.resize(packed.scales.size() * 2);
+    std::memcpy(scales.data.data(), packed.scales.data(), scales.data.size());
+    io::write_npy(path(stem + "s.npy"), scales);
+    return reference::dequantize_rows(DType::i8, 0, 64, packed.words, packed.scales);
+  };
+  const std::vector<float> kd = write_packed("k", k, 16), vd = write_packed("v", v, 16);
+  const std::string args = "run text --q " + path("q.npy") + " --k " + path("kw.npy") + " --v " + path("vw.npy") +
+                           " --k-scale " + path("ks.npy") + " --v-scale " + path("vs.npy") + " --out " + path("o.npy") +
+                           " --kv-dtype i8 --causal --check";
+  Result r = run(args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("over the dequantized cache"));
+  TextAttentionParams p;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  p.kv_capacity = 12;
+  p.kv_len = {12};
+  p.start_pos = {11};
+  p.causal = true;
+  expect_matches_oracle("o.npy", p, q, kd, vd, DType::f32, DType::f32);
+  // A packed stride for D = 32 under 64-element queries.
+  write_packed("k", k, 8);
+  write_packed("v", v, 8);
+  r = run(args);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("k: expected packed_stride ceil(head_dim / 4) = 16 u32 words"));
 }
 
 }  // namespace

@@ -1,85 +1,59 @@
 #include "parity_grid.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
-#include "test_context.hpp"
+#include "reference/tolerance.hpp"
 #include "test_paths.hpp"
-#include "vkattn/caps.hpp"
 
 namespace vkattn::testing {
 
-namespace {
-
-// "name", then "name #2", "name #3" for repeats, so every case has one key.
-std::vector<std::string> keys_of(const std::vector<check::CheckCase>& cases) {
+std::vector<std::string> case_keys(const std::vector<std::string>& names) {
   std::map<std::string, int> seen;
   std::vector<std::string> keys;
-  for (const auto& c : cases) {
-    const int n = ++seen[c.name];
-    keys.push_back(n == 1 ? c.name : c.name + " #" + std::to_string(n));
+  for (const auto& name : names) {
+    const int n = ++seen[name];
+    keys.push_back(n == 1 ? name : name + " #" + std::to_string(n));
   }
   return keys;
 }
 
-struct DeviceGrid {
-  std::vector<check::CheckCase> cases;
-  std::map<std::string, size_t> by_key;
-};
+std::vector<std::string> registered_keys(const std::function<std::vector<std::string>(const DeviceCaps&)>& names_for) {
+  std::vector<std::string> all;
+  const std::filesystem::path dir = std::filesystem::path(caps_path("lavapipe.json")).parent_path();
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    for (const auto& key : case_keys(names_for(load_caps_file(f.string()))))
+      if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+  return all;
+}
 
-const DeviceGrid& device_grid(const std::string& family) {
-  static std::map<std::string, DeviceGrid> grids;
+RegisteredGrid<check::CheckCase>& family_grid(const std::string& family) {
+  static std::map<std::string, RegisteredGrid<check::CheckCase>> grids;
   auto it = grids.find(family);
-  if (it == grids.end()) {
-    DeviceGrid g;
-    g.cases = check::check_cases(family, shared_context().caps(), check::GridSize::ci);
-    const auto keys = keys_of(g.cases);
-    for (size_t i = 0; i < keys.size(); ++i) g.by_key[keys[i]] = i;
-    it = grids.emplace(family, std::move(g)).first;
-  }
+  if (it == grids.end())
+    it = grids
+             .emplace(family, RegisteredGrid<check::CheckCase>(
+                                  [family](const DeviceCaps& caps) {
+                                    return check::check_cases(family, caps, check::GridSize::ci);
+                                  },
+                                  [](const check::CheckCase& c) { return c.name; }))
+             .first;
   return it->second;
 }
 
-}  // namespace
-
-const std::vector<std::string>& registered_cases(const std::string& family) {
-  static std::map<std::string, std::vector<std::string>> registered;
-  auto it = registered.find(family);
-  if (it == registered.end()) {
-    std::vector<std::string> all;
-    const std::filesystem::path dir = std::filesystem::path(caps_path("lavapipe.json")).parent_path();
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files)
-      for (const auto& key : keys_of(check::check_cases(family, load_caps_file(f.string()), check::GridSize::ci)))
-        if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
-    it = registered.emplace(family, std::move(all)).first;
-  }
-  return it->second;
-}
-
-const check::CheckCase* device_case(const std::string& family, const std::string& key) {
-  const DeviceGrid& g = device_grid(family);
-  const auto it = g.by_key.find(key);
-  return it == g.by_key.end() ? nullptr : &g.cases[it->second];
-}
-
-std::vector<std::string> unregistered_device_cases(const std::string& family) {
-  std::vector<std::string> missing;
-  const auto& registered = registered_cases(family);
-  for (const auto& [key, index] : device_grid(family).by_key)
-    if (std::find(registered.begin(), registered.end(), key) == registered.end()) missing.push_back(key);
-  return missing;
-}
-
-std::string parity_test_name(const std::string& family, size_t i) {
-  std::string n = std::to_string(i) + "_" + registered_cases(family).at(i);
-  for (auto& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
+void expect_matches_oracle(RegisteredGrid<check::CheckCase>& grid, Context& ctx, size_t i) {
+  const check::CheckCase* c = grid.device_case(ctx.caps(), i);
+  if (!c) GTEST_SKIP() << grid.keys().at(i) << ": does not apply to " << ctx.caps().name << " (a variant it cannot run)";
+  auto r = c->run(ctx, {});
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_TRUE(r.passed) << c->name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
 }
 
 }  // namespace vkattn::testing

@@ -7,11 +7,13 @@
 
 #include <random>
 
+#include "ops/text/text_plan.hpp"
 #include "planner/plan_cache.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "test_context.hpp"
 #include "vk/recorder_impl.hpp"
+#include "vk/runtime.hpp"
 #include "vkattn/audio.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/plan.hpp"
@@ -65,7 +67,7 @@ class PlanRecord : public testing::GpuTest {
 
 TEST_F(PlanRecord, RecordedPlanMatchesTheOracleAndSurvivesJson) {
   make_decode(700);
-  const Plan plan = plan_text(ctx().caps(), p_, text_tensor_types(t_), {});
+  const Plan plan = plan_text(ctx().caps(), p_, text_tensor_types(t_, ctx().caps()), {});
   for (const Plan& p : {plan, plan_from_json(to_json(plan))}) {
     Recorder rec(ctx());
     const TextCallInfo info = record(rec, p, p_, t_);
@@ -81,7 +83,7 @@ TEST_F(PlanRecord, RecordedPlanMatchesTheOracleAndSurvivesJson) {
     o.variant = c.variant;
     o.strict = true;
     Recorder rec(ctx());
-    record(rec, plan_text(ctx().caps(), p_, text_tensor_types(t_), o), p_, t_);
+    record(rec, plan_text(ctx().caps(), p_, text_tensor_types(t_, ctx().caps()), o), p_, t_);
     rec.run();
     expect_oracle(c.variant);
   }
@@ -91,7 +93,7 @@ TEST_F(PlanRecord, APlanForAnotherCallIsRejected) {
   make_decode(300);
   TextAttentionParams other = p_;
   other.num_heads = 8;  // another grid
-  const Plan wrong_shape = plan_text(ctx().caps(), other, text_tensor_types(t_), {});
+  const Plan wrong_shape = plan_text(ctx().caps(), other, text_tensor_types(t_, ctx().caps()), {});
   Recorder rec(ctx());
   try {
     record(rec, wrong_shape, p_, t_);
@@ -100,7 +102,7 @@ TEST_F(PlanRecord, APlanForAnotherCallIsRejected) {
     EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
     EXPECT_THAT(e.what(), HasSubstr("plan: expected this call's plan on"));
   }
-  Plan edited = plan_text(ctx().caps(), p_, text_tensor_types(t_), {});
+  Plan edited = plan_text(ctx().caps(), p_, text_tensor_types(t_, ctx().caps()), {});
   edited.dispatches[0].spec_constants[0] = 128;  // head_dim
   EXPECT_THROW(record(rec, edited, p_, t_), Error);
   Plan unknown = edited;
@@ -154,6 +156,44 @@ TEST_F(PlanRecord, TheOneCallPathPlansAShapeOnce) {
   EXPECT_EQ(planner::plans_made_on_this_thread(), before + 1);
 }
 
+// The plan cache keys by everything that changes a plan: the tiered layout
+// (and its cold tier's), the K/V dtype, the quantization group of quantized
+// K/V and reads by address; each is a new entry, planned as plan_text plans it.
+TEST_F(PlanRecord, ThePlanCacheKeysByTheKvCacheChoices) {
+  make_decode(256);
+  vk::Runtime& rt = ctx().runtime();
+  const TextTensorTypes f16kv{DType::f32, DType::f16, DType::f32, false};
+  auto planned = [&](const TextAttentionParams& p, const TextTensorTypes& types) {
+    const uint64_t before = planner::plans_made_on_this_thread();
+    const planner::CachedPlan& c = text::cached_plan(rt, p, types, {});
+    EXPECT_EQ(c.plan, plan_text(ctx().caps(), p, types, {}));
+    EXPECT_EQ(&text::cached_plan(rt, p, types, {}), &c) << "a repeat is a hit";
+    return planner::plans_made_on_this_thread() - before;
+  };
+  EXPECT_LE(planned(p_, f16kv), 1u);
+  EXPECT_EQ(planned(p_, f16kv), 0u);
+  TextAttentionParams tiered = p_;
+  tiered.layout = KvLayout::tiered;
+  tiered.hot_window = 32;
+  EXPECT_EQ(planned(tiered, f16kv), 1u);
+  tiered.cold_layout = KvLayout::paged;
+  tiered.num_pages = 16;
+  tiered.max_pages = 16;
+  tiered.kv_capacity = 16;
+  EXPECT_EQ(planned(tiered, f16kv), 1u);
+  const TextTensorTypes i8kv{DType::f32, DType::i8, DType::f32, false};
+  TextAttentionParams grouped = p_;
+  EXPECT_EQ(planned(grouped, i8kv), 1u);
+  grouped.kv_quant_group = 32;
+  EXPECT_EQ(planned(grouped, i8kv), 1u);
+  EXPECT_EQ(planned(grouped, f16kv), 0u) << "the group of an f16 cache changes nothing";
+  if (ctx().caps().buffer_device_address) {
+    TextTensorTypes far = f16kv;
+    far.kv_by_address = true;
+    EXPECT_EQ(planned(p_, far), 1u);
+  }
+}
+
 // Vision and audio record from their plans exactly what the one-call path records.
 TEST_F(PlanRecord, VisionAndAudioRecordFromPlans) {
   const VisionAttentionParams vp{40, 2, 64, std::nullopt, VisionLayout::phd};
@@ -190,6 +230,15 @@ TEST_F(PlanRecord, VisionAndAudioRecordFromPlans) {
   const Plan vision = plan_vision(ctx().caps(), vp, vision_tensor_types(vt), {});
   EXPECT_EQ(run([&](Recorder& r) { record(r, plan_from_json(to_json(vision)), vp, vt); }, vt.out),
             run([&](Recorder& r) { vision_attention(r, vp, vt); }, vt.out));
+  // The plain-GLSL build of the tensor-core engine (vision_flash_coopmat's), forced.
+  PlanOptions emulated;
+  emulated.variant = "vision_flash_emulated_f32";
+  emulated.strict = true;
+  emulated.allow_reduced_precision = true;
+  const Plan fragments = plan_vision(ctx().caps(), vp, vision_tensor_types(vt), emulated);
+  EXPECT_EQ(fragments.dispatches.at(0).module, "flash_coopmat_emulated");
+  EXPECT_EQ(run([&](Recorder& r) { record(r, plan_from_json(to_json(fragments)), vp, vt); }, vt.out),
+            run([&](Recorder& r) { vision_attention(r, vp, vt, emulated); }, vt.out));
   const Plan audio = plan_audio(ctx().caps(), ap, audio_tensor_types(at), {});
   EXPECT_EQ(run([&](Recorder& r) { record(r, plan_from_json(to_json(audio)), ap, at); }, at.out),
             run([&](Recorder& r) { audio_attention(r, ap, at); }, at.out));

@@ -13,6 +13,7 @@
 
 #include "ops/text/text_plan.hpp"
 #include "planner/tune_cache.hpp"
+#include "shaders/text_attention_interface.h"
 #include "test_paths.hpp"
 #include "vkattn/audio.hpp"
 #include "vkattn/error.hpp"
@@ -168,20 +169,118 @@ TEST(PlanSpine, VisionAndAudioRejectOptionsTheyDoNotHonour) {
       {"splits: expected unset", with([](PlanOptions& o) { o.splits = 4; })},
       {"tile_keys: expected unset", with([](PlanOptions& o) { o.tile_keys = 16; })},
   };
-  for (const auto& [want, o] : cases) {
-    for (const char* family : {"vision", "audio"}) {
+  // Vision on the tensor-core rows too: chosen by rule on the H200, forced
+  // (the plain-GLSL build) on lavapipe.
+  const VisionTensorTypes f16{DType::f16, DType::f16};
+  struct VisionCall {
+    DeviceCaps caps;
+    VisionTensorTypes types;
+    const char* variant;
+  };
+  const VisionCall vision_calls[] = {{lavapipe(), {}, ""},
+                                     {h200(), f16, ""},
+                                     {h200(), f16, "vision_flash_coopmat_f16"},
+                                     {lavapipe(), f16, "vision_flash_emulated_f16"}};
+  ASSERT_EQ(plan_vision(h200(), v, f16, {}).variant, "vision_flash_coopmat_f16");
+  for (auto [want, o] : cases) {
+    for (const auto& call : vision_calls) {
+      o.variant = call.variant;
       try {
-        if (std::string(family) == "vision")
-          plan_vision(lavapipe(), v, {}, o);
-        else
-          plan_audio(lavapipe(), a, {}, o);
-        ADD_FAILURE() << family << " accepted " << want;
+        plan_vision(call.caps, v, call.types, o);
+        ADD_FAILURE() << "vision accepted " << want << " (" << call.caps.name << ", " << call.variant << ")";
       } catch (const Error& e) {
-        EXPECT_THAT(e.what(), HasSubstr(want)) << family;
-        EXPECT_THAT(e.what(), HasSubstr(std::string("for ") + family + " attention")) << family;
+        EXPECT_THAT(e.what(), HasSubstr(want)) << call.variant;
+        EXPECT_THAT(e.what(), HasSubstr("for vision attention")) << call.variant;
       }
     }
+    o.variant.clear();
+    try {
+      plan_audio(lavapipe(), a, {}, o);
+      ADD_FAILURE() << "audio accepted " << want;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(want));
+      EXPECT_THAT(e.what(), HasSubstr("for audio attention"));
+    }
   }
+}
+
+// Vision on the tensor-core engine: one dispatch of the text engine's module
+// with its specialization constants, through JSON and back.
+TEST(PlanSpine, VisionTensorCoreRowsPlanTheTextEngine) {
+  const VisionAttentionParams v{2304, 12, 64, std::nullopt, VisionLayout::hpd};
+  const Plan p = plan_vision(h200(), v, VisionTensorTypes{DType::f16, DType::f16}, {});
+  EXPECT_EQ(p.variant, "vision_flash_coopmat_f16");
+  ASSERT_EQ(p.dispatches.size(), 1u);
+  EXPECT_EQ(p.dispatches[0].module, "flash_coopmat");
+  ASSERT_EQ(p.dispatches[0].spec_constants.size(), size_t(TEXT_SC_COUNT));
+  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_HEAD_DIM], 64u);
+  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_Q_TYPE], uint32_t(TEXT_DT_F16));
+  EXPECT_EQ(p.dispatches[0].grid[0], (2304 + p.geometry.query_rows - 1) / p.geometry.query_rows);
+  EXPECT_EQ(p.dispatches[0].grid[1], 12u);
+  EXPECT_EQ(plan_from_json(to_json(p)), p);
+}
+
+// What the tiered layout, quantized K/V and pools read by address change in a text plan.
+TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
+  const auto attention = [](const Plan& p) { return p.dispatches.at(0); };
+  const Plan base = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  EXPECT_EQ(attention(base).spec_constants[TEXT_SC_LAYOUT], uint32_t(TEXT_LAYOUT_CONTIGUOUS));
+
+  TextAttentionParams tiered = decode_params();
+  tiered.layout = KvLayout::tiered;
+  tiered.hot_window = 64;
+  EXPECT_EQ(attention(plan_text(h200(), tiered, kF16Kv, rules_only())).spec_constants[TEXT_SC_LAYOUT],
+            uint32_t(TEXT_LAYOUT_TIERED));
+
+  for (auto [kv, code] : {std::pair{DType::i8, TEXT_DT_INT8}, std::pair{DType::i4, TEXT_DT_INT4}}) {
+    TextAttentionParams q = decode_params();
+    for (uint32_t group : {0u, 32u}) {
+      q.kv_quant_group = group;
+      const Plan p = plan_text(h200(), q, TextTensorTypes{DType::f32, kv, DType::f32, false}, rules_only());
+      EXPECT_EQ(attention(p).spec_constants[TEXT_SC_KV_TYPE], uint32_t(code)) << p.variant;
+      EXPECT_EQ(attention(p).spec_constants[TEXT_SC_KV_GROUP], group) << p.variant;
+    }
+  }
+  // An f16 cache ignores the group.
+  TextAttentionParams grouped = decode_params();
+  grouped.kv_quant_group = 32;
+  EXPECT_EQ(plan_text(h200(), grouped, kF16Kv, rules_only()), base);
+
+  TextTensorTypes by_address = kF16Kv;
+  by_address.kv_by_address = true;
+  const Plan far = plan_text(h200(), decode_params(), by_address, rules_only());
+  EXPECT_EQ(far.variant, base.variant);
+  EXPECT_EQ(attention(far).module, attention(base).module + "_kv_address");
+  EXPECT_THAT(far.reason, HasSubstr("read through buffer device addresses"));
+}
+
+// decode_flash_coopmat (by rule on the H200 for wide groups in big batches):
+// split partials and the reduce, both tuning overrides kept together.
+TEST(PlanSpine, TensorCoreDecodeSplitsAndTakesBothOverrides) {
+  TextAttentionParams p = decode_params();
+  p.batch = 32;
+  p.num_heads = 16;
+  p.num_kv_heads = 2;
+  p.head_dim = 64;
+  const TextTensorTypes f16{DType::f16, DType::f16, DType::f16, false};
+  const Plan chosen = plan_text(h200(), p, f16, rules_only());
+  EXPECT_EQ(chosen.variant, "decode_flash_coopmat_f16");
+  ASSERT_GE(chosen.geometry.splits, 2u);
+  ASSERT_EQ(chosen.dispatches.size(), 2u);
+  EXPECT_EQ(chosen.dispatches[0].spec_constants[TEXT_SC_SPLIT], 1u);
+  EXPECT_EQ(chosen.dispatches[1].module, "text_split_reduce");
+
+  PlanOptions o = rules_only();
+  o.splits = 1;
+  const Plan one = plan_text(h200(), p, f16, o);
+  EXPECT_EQ(one.dispatches.size(), 1u);
+  EXPECT_EQ(one.dispatches[0].spec_constants[TEXT_SC_SPLIT], 0u);
+  o.splits = 3;
+  o.tile_keys = 16;  // the key tile makes a fresh fragment geometry; the split count must survive it
+  const Plan both = plan_text(h200(), p, f16, o);
+  EXPECT_EQ(both.geometry.splits, 3u);
+  EXPECT_EQ(both.geometry.tile_keys, 16u);
+  EXPECT_EQ(both.dispatches[0].grid[2], p.batch * 3);
 }
 
 // The tuning cache, in a file of the test's own; the planner reads it again

@@ -2,9 +2,11 @@
 // override path, explain() and plan_to_json().
 //
 // The case that selects each variant family (checklist). Devices "without
-// shuffles" are the shipped ones with subgroup shuffles switched off, which
-// decode_flash needs:
-//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 (64 splits fill 132 SMs); B32 L2048; lavapipe D128
+// shuffles" are the shipped ones with subgroup shuffles and cooperative matrices
+// switched off, which the decode_flash rows need:
+//   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H8/1 D64 L4096 (8 query heads of a KV head as matrix rows)
+//   decode_flash_emulated override only: lavapipe, B1 H8/2 D64
+//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q (64 splits fill 132 SMs); MHA; lavapipe D128
 //   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
 //   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe without shuffles D256 (past 16 x 8)
 //   decode_online        lavapipe without shuffles, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32
@@ -13,7 +15,7 @@
 //   prefill_tiled_large  lavapipe, B1 S128 H8/8 D64
 //   prefill_tiled_small  lavapipe, B1 S128 H8/8 D128 (and D256)
 //   prefill_streaming    lavapipe D384 (past tiled_small's 256), 16 KiB device D256 (tiles do not fit)
-//   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256; f32 Q with allow_reduced_precision)
+//   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256, D72 padded; f32 Q with allow_reduced_precision)
 //   prefill_flash_emulated override only: lavapipe, B1 S128 H8/2 D128 f16
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -39,10 +41,11 @@ using ::testing::StartsWith;
 DeviceCaps lavapipe() { return load_caps_file(testing::caps_path("lavapipe.json")); }
 DeviceCaps nvidia() { return load_caps_file(testing::caps_path("nvidia-h200.json")); }
 
-// A device as given, but without subgroup shuffles: decode_flash cannot run,
-// so the older decode rows decide.
-DeviceCaps without_shuffle(DeviceCaps c) {
+// A device as given, but without subgroup shuffles and cooperative matrices:
+// neither decode_flash row can run, so the older decode rows decide.
+DeviceCaps without_flash_decode(DeviceCaps c) {
   c.subgroup_shuffle = false;
+  c.cooperative_matrix_nv = false;
   return c;
 }
 
@@ -150,6 +153,8 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
   EXPECT_EQ(find_text_variant("nosuch"), nullptr);
   EXPECT_EQ(dtype_suffix(DType::f32, DType::f16), "f16kv");
   EXPECT_EQ(dtype_suffix(DType::bf16, DType::bf16), "bf16");
+  EXPECT_EQ(dtype_suffix(DType::f32, DType::i8), "i8kv");
+  EXPECT_EQ(dtype_suffix(DType::f16, DType::i4), "f16_i4kv");
 }
 
 // ---- decode rules ---------------------------------------------------------
@@ -168,11 +173,67 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(p.geometry.splits, 64u);
   EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
   // A batch that almost fills the device on its own splits little.
-  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f16, DType::f16));
-  EXPECT_EQ(batch.variant->name, "decode_flash_f16");
+  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::f16));
+  EXPECT_EQ(batch.variant->name, "decode_flash_f16kv");
   EXPECT_EQ(batch.geometry.splits, 3u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f16)).geometry.head_group, 4u);
+}
+
+// Selects decode_flash_coopmat: NVIDIA H200, f16 Q, MQA-like groups (>= 8 query
+// heads per KV head) over batches >= 32 at head dim <= 64, where it measured
+// faster than decode_flash. One warp per workgroup, the KV head's 8 query heads
+// in its 16 rows; 16 workgroups per SM wanted, no split under 128 keys.
+TEST(PlannerRules, TensorCoreDecodeForWideGroupsInBigBatches) {
+  auto p = plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "decode_flash_coopmat_f16");
+  EXPECT_THAT(p.reason, StartsWith("tensor_core_decode"));
+  EXPECT_EQ(p.geometry.workgroup_size, 32u);
+  EXPECT_EQ(p.geometry.head_group, 8u);
+  EXPECT_EQ(p.geometry.q_pos, 2u);
+  EXPECT_EQ(p.geometry.tile_keys, 16u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
+  EXPECT_EQ(p.geometry.splits, 32u);  // 32 workgroups per split: 16 x 132 wanted, 4096 / 128 allowed
+  // GQA 32/8, small batches, D128 and MHA stay on decode_flash.
+  for (const TextShape& s : {decode(32, 32, 8, 64, 4096, DType::f16, DType::f16),
+                             decode(8, 8, 1, 64, 4096, DType::f16, DType::f16),
+                             decode(32, 8, 1, 128, 4096, DType::f16, DType::f16),
+                             decode(32, 32, 32, 64, 4096, DType::f16, DType::f16)}) {
+    auto flash = plan_text(nvidia(), s);
+    EXPECT_EQ(flash.variant->name, "decode_flash_f16");
+    EXPECT_TRUE(candidate(flash, "decode_flash_coopmat_f16").eligible);
+  }
+  // f32 Q rounds to f16 only with permission.
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16)).variant->name,
+            "decode_flash_f16kv");
+  PlanOptions reduced;
+  reduced.allow_reduced_precision = true;
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16), reduced).variant->name,
+            "decode_flash_coopmat_f16kv");
+  PlanOptions forced;
+  forced.variant = "decode_flash_coopmat_f16";
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
+                      "decode_flash_coopmat_f16").why,
+            "needs head_dim <= 128, got 256");
+  // MQA B1: one workgroup per split, 256 splits of 128 keys.
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f16, DType::f16), forced).geometry.splits, 256u);
+  // Lengths from a GPU buffer: splits sized for the capacity.
+  TextShape s = decode(1, 32, 8, 128, 1024, DType::f16, DType::f16);
+  s.kv_len_bound = 131072;
+  EXPECT_EQ(plan_text(nvidia(), s, forced).geometry.splits, 264u);  // 8 workgroups per split, 16 x 132 wanted
+}
+
+// decode_flash_emulated: the same engine in plain GLSL, chosen by override only.
+TEST(PlannerRules, EmulatedTensorCoreDecodeByOverrideOnly) {
+  auto p = plan_text(lavapipe(), decode(1, 8, 2, 64, 700, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "decode_flash_f16");
+  EXPECT_TRUE(candidate(p, "decode_flash_emulated_f16").eligible);
+  PlanOptions o;
+  o.variant = "decode_flash_emulated_f16";
+  o.strict = true;
+  auto e = plan_text(lavapipe(), decode(1, 8, 2, 64, 700, DType::f16, DType::f16), o);
+  EXPECT_EQ(e.variant->module, "flash_coopmat_emulated");
+  EXPECT_EQ(e.geometry.splits, 2u);  // no compute-unit count: 512 keys per split
 }
 
 // decode_flash on lavapipe (subgroups of 8, 32 KiB): D128 f32 rows take 8 lanes
@@ -186,7 +247,7 @@ TEST(PlannerRules, FlashDecodeOnLavapipe) {
   EXPECT_EQ(p.geometry.head_group, 1u);
   EXPECT_LE(p.geometry.shared_bytes, 32768u);
   EXPECT_EQ(p.geometry.splits, 8u);
-  auto older = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096));
+  auto older = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 4096));
   EXPECT_EQ(candidate(older, "decode_flash_f32").why, "needs subgroup shuffles in compute shaders, device has none");
 }
 
@@ -213,7 +274,7 @@ TEST(PlannerRules, FlashDecodeTileKeysBoundedByRegisters) {
 
 // Selects decode_online_split: NVIDIA H200, Llama-3-8B decode, one sequence.
 TEST(PlannerRules, SplitKvForLongDecodeOnNvidia) {
-  auto p = plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
+  auto p = plan_text(without_flash_decode(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
   // 4096 keys in chunks of at most 128: 32 splits.
@@ -226,7 +287,7 @@ TEST(PlannerRules, SplitKvForLongDecodeOnNvidia) {
 
 // Selects decode_online_split on lavapipe: splits by length alone.
 TEST(PlannerRules, SplitKvOnLavapipeByLength) {
-  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096));
+  auto p = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 4096));
   EXPECT_EQ(p.variant->name, "decode_online_split_f32");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
   EXPECT_EQ(p.geometry.splits, 32u);
@@ -234,10 +295,10 @@ TEST(PlannerRules, SplitKvOnLavapipeByLength) {
 
 // The split threshold: more than one 128-key chunk. H8/8 D64 on lavapipe.
 TEST(PlannerRules, SplitNeedsMoreThanOneChunk) {
-  auto shorter = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 64, 128));
+  auto shorter = plan_text(without_flash_decode(lavapipe()), decode(1, 8, 8, 64, 128));
   EXPECT_EQ(shorter.variant->name, "decode_online_f32");
   EXPECT_EQ(shorter.geometry.splits, 1u);
-  auto longer = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 64, 129));
+  auto longer = plan_text(without_flash_decode(lavapipe()), decode(1, 8, 8, 64, 129));
   EXPECT_EQ(longer.variant->name, "decode_online_split_f32");
   EXPECT_EQ(longer.geometry.splits, 2u);
 }
@@ -254,15 +315,15 @@ TEST(PlannerRules, SharedTileSplitWithoutSubgroupOps) {
 
 // Selects decode_split on lavapipe: D256 is past registers_online's 16 x subgroup size.
 TEST(PlannerRules, SharedTileSplitPastRegisterHeadDims) {
-  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 256, 4096));
+  auto p = plan_text(without_flash_decode(lavapipe()), decode(1, 8, 8, 256, 4096));
   EXPECT_EQ(p.variant->name, "decode_split_f32");
   EXPECT_EQ(candidate(p, "decode_online_split_f32").why, "needs head_dim <= 128 for subgroup size 8");
-  EXPECT_THAT(plan_text(without_shuffle(nvidia()), decode(1, 8, 8, 256, 4096)).variant->name, StartsWith("decode_online_split"));
+  EXPECT_THAT(plan_text(without_flash_decode(nvidia()), decode(1, 8, 8, 256, 4096)).variant->name, StartsWith("decode_online_split"));
 }
 
 // Selects decode_online: lavapipe, KV too short to split.
 TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
-  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16));
+  auto p = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 16));
   EXPECT_EQ(p.variant->name, "decode_online_f32");
   EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
   EXPECT_EQ(p.geometry.splits, 1u);
@@ -273,24 +334,24 @@ TEST(PlannerRules, SubgroupOnlineForShortDecodeOnLavapipe) {
 // Selects decode_online for a short KV whatever the batch; a long KV splits
 // even when the batch alone fills the device.
 TEST(PlannerRules, SubgroupOnlineForShortKvSplitForLong) {
-  auto lp = plan_text(without_shuffle(lavapipe()), decode(16, 32, 8, 128, 128));
+  auto lp = plan_text(without_flash_decode(lavapipe()), decode(16, 32, 8, 128, 128));
   EXPECT_EQ(lp.variant->name, "decode_online_f32");
-  auto nv = plan_text(without_shuffle(nvidia()), decode(64, 32, 8, 128, 100, DType::f16, DType::f16));
+  auto nv = plan_text(without_flash_decode(nvidia()), decode(64, 32, 8, 128, 100, DType::f16, DType::f16));
   EXPECT_EQ(nv.variant->name, "decode_online_f16");
   EXPECT_EQ(nv.geometry.required_subgroup_size, 32u);
-  auto nv_long = plan_text(without_shuffle(nvidia()), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));
+  auto nv_long = plan_text(without_flash_decode(nvidia()), decode(64, 32, 8, 128, 4096, DType::f16, DType::f16));
   EXPECT_EQ(nv_long.variant->name, "decode_online_split_f16");
   EXPECT_EQ(nv_long.geometry.splits, 32u);
 }
 
 // Selects decode_online on the AMD-like device with a wave64 requirement.
 TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
-  auto p = plan_text(without_shuffle(amd_like()), decode(32, 32, 8, 128, 128, DType::f32, DType::bf16));
+  auto p = plan_text(without_flash_decode(amd_like()), decode(32, 32, 8, 128, 128, DType::f32, DType::bf16));
   EXPECT_EQ(p.variant->name, "decode_online_bf16kv");
   EXPECT_THAT(p.reason, StartsWith("subgroup_online"));
   EXPECT_EQ(p.geometry.required_subgroup_size, 64u);
   EXPECT_EQ(p.geometry.workgroup_size % 64, 0u);
-  auto under = plan_text(without_shuffle(amd_like()), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
+  auto under = plan_text(without_flash_decode(amd_like()), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
   EXPECT_EQ(under.variant->name, "decode_online_split_bf16kv");
   EXPECT_EQ(under.geometry.splits, 32u);
   EXPECT_EQ(under.geometry.required_subgroup_size, 64u);
@@ -298,7 +359,7 @@ TEST(PlannerRules, AmdLikeUsesWave64WithSizeControl) {
 
 // Selects decode_subgroup: lavapipe D256 (registers_online stops at 16 x 8), short KV.
 TEST(PlannerRules, SubgroupCapableWhenRegistersCannotHoldTheRow) {
-  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 8, 8, 256, 16));
+  auto p = plan_text(without_flash_decode(lavapipe()), decode(1, 8, 8, 256, 16));
   EXPECT_EQ(p.variant->name, "decode_subgroup_f32");
   EXPECT_EQ(p.reason, "subgroup_capable");
   EXPECT_EQ(p.geometry.required_subgroup_size, 8u);
@@ -356,7 +417,7 @@ TEST(PlannerRules, DecodeChunkedWhenSharedMemoryTooSmallForTiles) {
 // On a 4 KiB device with subgroups: merging four subgroups' D256 rows needs
 // 4128 B, the shared-tile variants more; decode_chunked's one group fits.
 TEST(PlannerRules, RegistersOnlineNeedsSharedMemoryToMerge) {
-  DeviceCaps c = without_shuffle(amd_like());
+  DeviceCaps c = without_flash_decode(amd_like());
   c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
   c.max_shared_memory_bytes = 4096;
   auto p = plan_text(c, decode(64, 8, 8, 256, 4096));
@@ -455,8 +516,8 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
     EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
   }
   // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
-  // 8 bytes of state per key and 24 per query row.
-  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24);
+  // 8 bytes of state per key and 24 per query row, 4 per warp of 16 rows.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24 + 4 * 4);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {
@@ -484,10 +545,15 @@ TEST(PlannerFlash, Bf16AndF32KvStayOnTheScalarRows) {
   }
 }
 
-TEST(PlannerFlash, HeadDimMustBeAMultipleOf16) {
+TEST(PlannerFlash, HeadDimOffSixteenIsPaddedToWholeFragments) {
   auto p = plan_text(nvidia(), prefill(512, 8, 8, 72, DType::f16, DType::f16));
-  EXPECT_EQ(p.variant->name, "prefill_tiled_small_f16");
-  EXPECT_EQ(candidate(p, "prefill_flash_coopmat_f16").why, "needs head_dim a multiple of 16, got 72");
+  EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
+  // Shared memory holds rows padded to 80 columns.
+  EXPECT_EQ(fragment_shared_bytes(128, 72, 64), fragment_shared_bytes(128, 80, 64));
+  EXPECT_EQ(fragment_geometry(*find_text_variant("prefill_flash_coopmat_f16"), nvidia(),
+                              prefill(512, 8, 8, 12, DType::f16, DType::f16))
+                .reason,
+            "needs head_dim a multiple of 8, got 12");
 }
 
 // Selects prefill_flash_emulated (by override only): lavapipe, D128.
@@ -598,13 +664,13 @@ TEST(PlannerOverride, IneligibleStrictThrowsNamingVariantAndReason) {
 TEST(PlannerOverride, UnknownVariantName) {
   PlanOptions o;
   o.variant = "nosuch";
-  auto p = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16), o);
+  auto p = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 16), o);
   EXPECT_EQ(p.variant->name, "decode_online_f32");
   EXPECT_THAT(p.reason, StartsWith("override_fallback: subgroup_online"));
   ASSERT_EQ(p.warnings.size(), 1u);
   EXPECT_THAT(p.warnings[0], HasSubstr("got 'nosuch'"));
   o.strict = true;
-  Error e = expect_error([&] { plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 16), o); });
+  Error e = expect_error([&] { plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 16), o); });
   EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
   EXPECT_THAT(e.what(), HasSubstr("variant: expected a text variant name"));
   EXPECT_THAT(e.what(), HasSubstr("'nosuch'"));
@@ -614,11 +680,11 @@ TEST(PlannerOverride, DtypeMismatchedOverrideIsRejected) {
   PlanOptions o;
   o.variant = "decode_split_f16";
   o.strict = true;
-  Error e = expect_error([&] { plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
+  Error e = expect_error([&] { plan_text(without_flash_decode(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
   EXPECT_EQ(e.kind(), ErrorKind::unsupported);
   EXPECT_THAT(e.what(), HasSubstr("'decode_split_f16' rejected: takes Q=f16 KV=f16, call has Q=f32 KV=f16"));
   o.strict = false;
-  auto p = plan_text(without_shuffle(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o);
+  auto p = plan_text(without_flash_decode(nvidia()), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o);
   EXPECT_EQ(p.variant->name, "decode_online_split_f16kv");
   EXPECT_EQ(p.warnings.size(), 1u);
 }
@@ -643,16 +709,16 @@ TEST(PlannerOverride, ForcedVariantHeadDimLimit) {
 TEST(PlannerOverride, KernelPathByPhase) {
   PlanOptions o;
   o.path = {{Phase::prefill, {}, "prefill_streaming_f32"}, {Phase::decode, {}, "decode_streaming_f32"}};
-  auto d = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096), o);
+  auto d = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 4096), o);
   EXPECT_EQ(d.variant->name, "decode_streaming_f32");
   EXPECT_EQ(d.reason, "override");
-  auto p = plan_text(without_shuffle(lavapipe()), prefill(128, 8, 8, 64), o);
+  auto p = plan_text(without_flash_decode(lavapipe()), prefill(128, 8, 8, 64), o);
   EXPECT_EQ(p.variant->name, "prefill_streaming_f32");
   EXPECT_EQ(p.reason, "override");
   // A path for the other phase only leaves this call to the rules.
   PlanOptions prefill_only;
   prefill_only.path = {{Phase::prefill, {}, "prefill_streaming_f32"}};
-  auto d2 = plan_text(without_shuffle(lavapipe()), decode(1, 32, 8, 128, 4096), prefill_only);
+  auto d2 = plan_text(without_flash_decode(lavapipe()), decode(1, 32, 8, 128, 4096), prefill_only);
   EXPECT_EQ(d2.variant->name, "decode_online_split_f32");
   EXPECT_THAT(d2.reason, StartsWith("split_kv"));
   EXPECT_TRUE(d2.warnings.empty());
@@ -663,14 +729,14 @@ TEST(PlannerOverride, KernelPathByLayer) {
   o.path = {{Phase::decode, {1, 3}, "decode_streaming_f32"}, {Phase::decode, {}, "decode_subgroup_f32"}};
   const TextShape s = decode(1, 32, 8, 128, 4096);
   o.layer = 3;
-  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_streaming_f32");
+  EXPECT_EQ(plan_text(without_flash_decode(lavapipe()), s, o).variant->name, "decode_streaming_f32");
   o.layer = 1;
-  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_streaming_f32");
+  EXPECT_EQ(plan_text(without_flash_decode(lavapipe()), s, o).variant->name, "decode_streaming_f32");
   o.layer = 2;  // not in {1, 3}: the catch-all entry
-  EXPECT_EQ(plan_text(without_shuffle(lavapipe()), s, o).variant->name, "decode_subgroup_f32");
+  EXPECT_EQ(plan_text(without_flash_decode(lavapipe()), s, o).variant->name, "decode_subgroup_f32");
   // Without the catch-all, an unlisted layer goes to the rules.
   o.path.pop_back();
-  auto p = plan_text(without_shuffle(lavapipe()), s, o);
+  auto p = plan_text(without_flash_decode(lavapipe()), s, o);
   EXPECT_EQ(p.variant->name, "decode_online_split_f32");
   EXPECT_THAT(p.reason, StartsWith("split_kv"));
 }

@@ -4,12 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "vkattn/context.hpp"
 #include "vkattn/plan.hpp"
 
 namespace vkattn::testing {
 
 Context& shared_context();
+
+// A parameterised test's name: its index and case name, in the characters gtest allows.
+std::string param_test_name(size_t index, const std::string& case_name);
 
 // Options that force one variant (strict: a rejected override is an error).
 inline PlanOptions forced(const std::string& variant) {

@@ -11,27 +11,21 @@ namespace {
 
 class TextParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-TEST_P(TextParity, MatchesOracle) {
-  const std::string& key = testing::registered_cases("text").at(GetParam());
-  const check::CheckCase* c = testing::device_case("text", key);
-  if (!c) GTEST_SKIP() << key << ": does not apply to " << ctx().caps().name << " (a variant it cannot run)";
-  auto r = c->run(ctx(), {});
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c->name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
-}
+TEST_P(TextParity, MatchesOracle) { testing::expect_matches_oracle(testing::family_grid("text"), ctx(), GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, testing::registered_cases("text").size()),
+INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, testing::family_grid("text").keys().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return testing::parity_test_name("text", info.param);
+                           return testing::family_grid("text").test_name(info.param);
                          });
 
 class ParityGrid : public testing::GpuTest {};
 
 // Every case of the device's grid is registered, so none goes unrun.
 TEST_F(ParityGrid, EveryDeviceCaseIsRegistered) {
-  for (const char* family : {"text", "vision", "audio"})
-    EXPECT_TRUE(testing::unregistered_device_cases(family).empty())
-        << family << ": " << ::testing::PrintToString(testing::unregistered_device_cases(family));
+  for (const char* family : {"text", "vision", "audio"}) {
+    const auto missing = testing::family_grid(family).unregistered(ctx().caps());
+    EXPECT_TRUE(missing.empty()) << family << ": " << ::testing::PrintToString(missing);
+  }
 }
 
 }  // namespace

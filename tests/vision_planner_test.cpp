@@ -163,6 +163,49 @@ TEST(VisionPlanner, ExplainNamesEveryRowOfTheDtypeAndTheWinner) {
   EXPECT_NE(planner::plan_to_json(p).find("\"candidates\""), std::string::npos);
 }
 
+TEST(VisionPlanner, TensorCoresOnTheH200ForF16AndForF32WithReducedPrecision) {
+  const DeviceCaps h200 = load_caps_file(testing::caps_path("nvidia-h200.json"));
+  auto gemma = planner::plan_vision(h200, shape(2304, 64, DType::f16));
+  EXPECT_EQ(gemma.variant->name, "vision_flash_coopmat_f16");
+  EXPECT_EQ(gemma.variant->module, "flash_coopmat");
+  EXPECT_NE(gemma.reason.find("tensor_cores"), std::string::npos) << gemma.reason;
+  EXPECT_EQ(gemma.geometry.required_subgroup_size, 32u);
+  EXPECT_LE(gemma.geometry.shared_bytes, 49152u);
+  EXPECT_EQ(gemma.geometry.workgroup_size, gemma.geometry.queries / 16 * 32);  // a warp per 16 patches
+  // SigLIP's 72 is padded to 80 in the fragments, not refused; HPD is only strides.
+  auto siglip = shape(4096, 72, DType::f16);
+  siglip.layout = VisionLayout::hpd;
+  EXPECT_EQ(planner::plan_vision(h200, siglip).variant->name, "vision_flash_coopmat_f16");
+  EXPECT_EQ(planner::plan_vision(h200, shape(3, 256, DType::f16)).variant->name, "vision_flash_coopmat_f16");
+  // f32 inputs would be rounded to f16: only with the permission.
+  EXPECT_NE(planner::plan_vision(h200, shape(2304, 64)).variant->kind, planner::VisionKind::fragments);
+  auto f32 = planner::plan_vision(h200, shape(2304, 64), reduced());
+  EXPECT_EQ(f32.variant->name, "vision_flash_coopmat_f32");
+  EXPECT_NE(f32.reason.find("allow_reduced_precision"), std::string::npos) << f32.reason;
+}
+
+TEST(VisionPlanner, EmulatedFragmentsAreOverrideOnlyAndCoopmatNeedsTheExtension) {
+  const DeviceCaps lavapipe = load_caps_file(testing::caps_path("lavapipe.json"));
+  auto p = planner::plan_vision(lavapipe, shape(300, 72, DType::f16));
+  EXPECT_NE(p.variant->kind, planner::VisionKind::fragments) << p.variant->name;
+  for (const auto& c : p.candidates) {
+    if (c.variant == "vision_flash_emulated_f16") EXPECT_NE(c.why.find("override only"), std::string::npos) << c.why;
+    if (c.variant == "vision_flash_coopmat_f16") {
+      EXPECT_FALSE(c.eligible);
+      EXPECT_NE(c.why.find("VK_NV_cooperative_matrix"), std::string::npos) << c.why;
+    }
+  }
+  PlanOptions o;
+  o.variant = "vision_flash_emulated_f16";
+  o.strict = true;
+  auto e = planner::plan_vision(lavapipe, shape(300, 72, DType::f16), o);
+  EXPECT_EQ(e.variant->module, "flash_coopmat_emulated");
+  EXPECT_EQ(e.geometry.required_subgroup_size, 0u);
+  EXPECT_LE(e.geometry.shared_bytes, lavapipe.max_shared_memory_bytes);
+  o.variant = "vision_flash_coopmat_f16";
+  EXPECT_THROW(planner::plan_vision(lavapipe, shape(300, 72, DType::f16), o), Error);
+}
+
 TEST(VisionPlanner, EveryVariantHasADistinctName) {
   std::set<std::string> names;
   for (const auto& v : planner::vision_variants()) EXPECT_TRUE(names.insert(v.name).second) << v.name;

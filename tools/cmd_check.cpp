@@ -21,7 +21,7 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("check", "Compare every kernel with the float64 oracle on this device");
-  cmd->add_option("--family", o->family, "Op family: text, vision, audio")->check(CLI::IsMember(check::check_families()));
+  cmd->add_option("--family", o->family, "Op family: text, vision, audio, kvcache")->check(CLI::IsMember(check::check_families()));
   cmd->add_flag("--json", o->json, "One JSON object per case, then a summary object");
   cmd->add_flag("--full", o->full, "The larger GPU grid (model-sized shapes, 64k context)");
   cmd->add_option("--filter", o->filter, "Only cases whose name contains this text");

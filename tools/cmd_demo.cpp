@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <tuple>
 
 #include "check/check_case.hpp"
 #include "commands.hpp"
 #include "vkattn/context.hpp"
+#include "vkattn/kvcache.hpp"
 
 namespace vkattn::cli {
 
@@ -60,6 +62,15 @@ void add_demo_command(CLI::App& app, GlobalOptions& g, int& status) {
                  r.passed ? "" : "  [FAILED parity]");
       std::fflush(stdout);
       passed += r.passed;
+    }
+    // What each cache kind costs in memory: the bytes decode reads per token.
+    fmt::print("\nKV cache bytes per token per layer (Llama-3-8B: 8 KV heads, head_dim 128; K and V, scales included):\n");
+    const uint64_t f16_bytes = kv_bytes_per_token(DType::f16, 8, 128);
+    for (auto [kind, dtype, group] : {std::tuple{"f32", DType::f32, 0u}, {"f16", DType::f16, 0u}, {"bf16", DType::bf16, 0u},
+                                      {"int8", DType::i8, 0u}, {"int8, scale per 32", DType::i8, 32u},
+                                      {"int4", DType::i4, 0u}, {"int4, scale per 32", DType::i4, 32u}}) {
+      const uint64_t bytes = kv_bytes_per_token(dtype, 8, 128, group);
+      fmt::print("  {:<20} {:>6} bytes  ({:.2f}x f16)\n", kind, bytes, double(bytes) / f16_bytes);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("\nmax err: max|gpu - oracle| / max|oracle| against the float64 reference.\n");

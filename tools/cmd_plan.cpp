@@ -34,7 +34,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   text->add_option("--head-dim", o->params.head_dim, "D")->capture_default_str();
   text->add_option("--kv-len", o->kv_len, "keys per sequence")->capture_default_str();
   text->add_option("--q-dtype", o->q, "f32 | f16 | bf16")->capture_default_str();
-  text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16")->capture_default_str();
+  text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16 | i8 | i4")->capture_default_str();
   add_plan_flags(text, o->flags);
   text->callback([o, &g, &status] {
     // A contiguous cache holding exactly the keys; the queries are the last positions.

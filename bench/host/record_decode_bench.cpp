@@ -65,7 +65,7 @@ void BM_RecordDecodeUncachedPlan(benchmark::State& state) { record_loop(state, f
 // Planning alone (no device work): what every uncached call adds.
 void BM_PlanDecode(benchmark::State& state) {
   DecodeCall& c = call();
-  const TextTensorTypes types = text_tensor_types(c.t);
+  const TextTensorTypes types = text_tensor_types(c.t, c.ctx.caps());
   for (auto _ : state) benchmark::DoNotOptimize(plan_text(c.ctx.caps(), c.p, types, {}));
 }
 

@@ -43,6 +43,9 @@ struct VKATTN_API DeviceCaps {
   bool shader_int16 = false;
   bool storage_16bit = false;
   bool storage_8bit = false;
+  // bufferDeviceAddress (Vulkan 1.2): the text kernels read K/V pools larger
+  // than max_storage_buffer_range through their device addresses.
+  bool buffer_device_address = false;
 
   // Limits.
   uint32_t max_shared_memory_bytes = 16384;

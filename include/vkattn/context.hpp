@@ -28,6 +28,10 @@ struct ContextOptions {
   // How long a wait for submitted work may take before the device is treated
   // as hung: the call throws Error(device_lost) instead of waiting forever.
   uint32_t fence_timeout_ms = 120000;
+  // > 0: treat storage-buffer bindings as at most this many bytes (below the
+  // device's limit), so K/V pools past one binding are exercised on any
+  // device; 0: $VKATTN_MAX_STORAGE_BUFFER_RANGE, else the device's limit.
+  uint64_t storage_buffer_range_limit = 0;
 };
 
 // A device created by the caller. vkattn uses it without owning it; the
@@ -44,6 +48,9 @@ struct ExternalDevice {
   bool shader_int8_enabled = false;
   bool subgroup_size_control_enabled = false;
   bool cooperative_matrix_nv_enabled = false;
+  // bufferDeviceAddress enabled: K/V pools past one storage-buffer binding,
+  // whose buffers the host created with VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT.
+  bool buffer_device_address_enabled = false;
   // The host's Vulkan loader (MoltenVK, Android, an engine's own): vkattn
   // resolves every entry point through it instead of opening libvulkan.so.1.
   // Entry points are process-wide, so the first context decides the loader

@@ -159,12 +159,29 @@ typedef struct vkattn_text_params {
   uint32_t start_pos_count;
   const uint32_t* kv_start;
   uint32_t kv_start_count;
+  uint32_t kv_quant_group; /* i8/i4 K/V: 0 one scale per (token, KV head), 32 one per 32 elements */
 } vkattn_text_params;
 
-/* NULL for the optional ones (page_table, kv_len, start_pos, kv_start, indirect). */
+/* NULL for the optional ones (page_table, kv_len, start_pos, kv_start, indirect;
+ * k_scale and v_scale unless K/V are i8/i4, see vkattn/kvcache.hpp). */
 typedef struct vkattn_text_tensors {
-  vkattn_tensor q, k, v, out, page_table, kv_len, start_pos, kv_start, indirect;
+  vkattn_tensor q, k, v, out, page_table, kv_len, start_pos, kv_start, indirect, k_scale, v_scale;
 } vkattn_text_tensors;
+
+/* See vkattn::KvAppendParams: T new tokens for each of B sequences, token t of
+ * sequence b at positions[b] + t (positions_count 1 or batch). */
+typedef struct vkattn_kv_append_params {
+  uint32_t batch, tokens, num_kv_heads, head_dim;
+  vkattn_kv_layout layout;
+  uint32_t kv_capacity, num_pages, max_pages, quant_group;
+  const uint32_t* positions;
+  uint32_t positions_count;
+} vkattn_kv_append_params;
+/* k, v [B, T, Hkv, D]; cache_k/cache_v f32|f16|bf16|i8|i4; k_scale/v_scale for
+ * i8/i4 caches; page_table for paged ones; positions (u32 [B]) optional. */
+typedef struct vkattn_kv_append_tensors {
+  vkattn_tensor k, v, cache_k, cache_v, k_scale, v_scale, page_table, positions;
+} vkattn_kv_append_tensors;
 
 typedef struct vkattn_vision_params {
   uint32_t patches, num_heads, head_dim;
@@ -198,6 +215,9 @@ typedef struct vkattn_audio_tensors {
 VKATTN_API vkattn_status vkattn_text_attention(vkattn_recorder rec, const vkattn_text_params* params,
                                                const vkattn_text_tensors* tensors, const vkattn_plan_options* options,
                                                vkattn_call_info* info);
+/* Writes new K/V rows into a cache (see vkattn::kv_append). */
+VKATTN_API vkattn_status vkattn_kv_append(vkattn_recorder rec, const vkattn_kv_append_params* params,
+                                          const vkattn_kv_append_tensors* tensors);
 VKATTN_API vkattn_status vkattn_vision_attention(vkattn_recorder rec, const vkattn_vision_params* params,
                                                  const vkattn_vision_tensors* tensors,
                                                  const vkattn_plan_options* options, vkattn_call_info* info);

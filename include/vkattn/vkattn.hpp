@@ -5,6 +5,7 @@
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"
+#include "vkattn/kvcache.hpp"
 #include "vkattn/log.hpp"
 #include "vkattn/plan.hpp"
 #include "vkattn/recorder.hpp"

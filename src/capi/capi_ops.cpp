@@ -62,12 +62,31 @@ vkattn_status vkattn_text_attention(vkattn_recorder rec, const vkattn_text_param
     t.start_pos = tensor_of(tensors->start_pos);
     t.kv_start = tensor_of(tensors->kv_start);
     t.indirect = tensor_of(tensors->indirect);
+    t.k_scale = tensor_of(tensors->k_scale);
+    t.v_scale = tensor_of(tensors->v_scale);
     const auto r = text_attention(*rec->recorder, capi::text_params_of(*params), t, capi::plan_options_of(options));
     capi::fill_info(info, r.variant, r.reason);
     if (info) {
       std::copy(std::begin(r.workgroups), std::end(r.workgroups), info->workgroups);
       info->splits = r.splits;
     }
+  });
+}
+
+vkattn_status vkattn_kv_append(vkattn_recorder rec, const vkattn_kv_append_params* params,
+                               const vkattn_kv_append_tensors* tensors) {
+  return guarded([&] {
+    require_op(rec, params, tensors);
+    KvAppendTensors t;
+    t.k = tensor_of(tensors->k);
+    t.v = tensor_of(tensors->v);
+    t.cache_k = tensor_of(tensors->cache_k);
+    t.cache_v = tensor_of(tensors->cache_v);
+    t.k_scale = tensor_of(tensors->k_scale);
+    t.v_scale = tensor_of(tensors->v_scale);
+    t.page_table = tensor_of(tensors->page_table);
+    t.positions = tensor_of(tensors->positions);
+    kv_append(*rec->recorder, capi::kv_append_params_of(*params), t);
   });
 }
 

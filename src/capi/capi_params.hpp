@@ -8,6 +8,7 @@
 
 #include "vkattn/audio.hpp"
 #include "vkattn/error.hpp"
+#include "vkattn/kvcache.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/vision.hpp"
 #include "vkattn/vkattn.h"
@@ -18,6 +19,13 @@ inline std::vector<uint32_t> per_sequence(const uint32_t* values, uint32_t count
   if (count == 0) return {0};
   if (!values) throw Error(ErrorKind::invalid_argument, fmt::format("{}: expected non-null, got NULL", name));
   return std::vector<uint32_t>(values, values + count);
+}
+
+inline KvLayout kv_layout_of(vkattn_kv_layout l) {
+  if (static_cast<unsigned>(l) > VKATTN_KV_PAGED)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("layout: expected 0 (contiguous), 1 (ring) or 2 (paged), got {}", int(l)));
+  return static_cast<KvLayout>(l);
 }
 
 inline TextAttentionParams text_params_of(const vkattn_text_params& c) {
@@ -31,16 +39,29 @@ inline TextAttentionParams text_params_of(const vkattn_text_params& c) {
   p.window = c.window;
   p.softcap = c.softcap;
   if (c.scale != 0.0f) p.scale = c.scale;
-  if (static_cast<unsigned>(c.layout) > VKATTN_KV_PAGED)
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("layout: expected 0 (contiguous), 1 (ring) or 2 (paged), got {}", int(c.layout)));
-  p.layout = static_cast<KvLayout>(c.layout);
+  p.layout = kv_layout_of(c.layout);
   p.kv_capacity = c.kv_capacity;
   p.num_pages = c.num_pages;
   p.max_pages = c.max_pages;
   p.kv_len = per_sequence(c.kv_len, c.kv_len_count, "kv_len");
   p.start_pos = per_sequence(c.start_pos, c.start_pos_count, "start_pos");
   p.kv_start = per_sequence(c.kv_start, c.kv_start_count, "kv_start");
+  p.kv_quant_group = c.kv_quant_group;
+  return p;
+}
+
+inline KvAppendParams kv_append_params_of(const vkattn_kv_append_params& c) {
+  KvAppendParams p;
+  p.batch = c.batch;
+  p.tokens = c.tokens;
+  p.num_kv_heads = c.num_kv_heads;
+  p.head_dim = c.head_dim;
+  p.layout = kv_layout_of(c.layout);
+  p.kv_capacity = c.kv_capacity;
+  p.num_pages = c.num_pages;
+  p.max_pages = c.max_pages;
+  p.quant_group = c.quant_group;
+  p.positions = per_sequence(c.positions, c.positions_count, "positions");
   return p;
 }
 

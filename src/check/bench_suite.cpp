@@ -342,6 +342,8 @@ TextCase make_text_bench_case(uint32_t batch, uint32_t seq_len, uint32_t heads, 
       p.max_pages = page_size ? (kv_len + page_size - 1) / page_size : 0;
       p.num_pages = batch * p.max_pages;
       break;
+    case KvLayout::tiered:  // not a bench layout: suites and `bench --layout` name the other three
+      break;
   }
   p.start_pos = {p.kv_start[0] + kv_len - seq_len};
   c.scramble_pages = true;

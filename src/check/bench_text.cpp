@@ -45,6 +45,8 @@ uint64_t storage_row(const TextAttentionParams& p, const std::vector<uint32_t>& 
     case KvLayout::ring: return uint64_t(b) * p.kv_capacity + pos % p.kv_capacity;
     case KvLayout::paged:
       return uint64_t(table[uint64_t(b) * p.max_pages + pos / p.kv_capacity]) * p.kv_capacity + pos % p.kv_capacity;
+    case KvLayout::tiered:  // not a bench layout
+      break;
   }
   return 0;
 }
@@ -173,10 +175,16 @@ std::string text_skip_reason(const DeviceCaps& caps, const TextCase& c) {
   const bool range_binds = caps.max_storage_buffer_range <= caps.max_allocation_bytes;
   const double limit = double(std::min(caps.max_storage_buffer_range, caps.max_allocation_bytes));
   const char* limit_name = range_binds ? "max_storage_buffer_range" : "max_allocation_bytes";
-  const double largest = std::max({kv, q, out});
-  if (largest > limit)
-    return fmt::format("{} is {:.2f} GiB, above the device's {} ({:.2f} GiB)", largest == kv ? "K (and V)" : "Q or O",
-                       largest / kGiB, limit_name, limit / kGiB);
+  // K/V past one binding are read by device address where the device has
+  // that; they still take one allocation each.
+  const bool kv_by_address = caps.buffer_device_address;
+  const double kv_limit = kv_by_address ? double(caps.max_allocation_bytes) : limit;
+  if (kv > kv_limit)
+    return fmt::format("K (and V) is {:.2f} GiB, above the device's {} ({:.2f} GiB)", kv / kGiB,
+                       kv_by_address ? "max_allocation_bytes" : limit_name, kv_limit / kGiB);
+  if (std::max(q, out) > limit)
+    return fmt::format("Q or O is {:.2f} GiB, above the device's {} ({:.2f} GiB)", std::max(q, out) / kGiB,
+                       limit_name, limit / kGiB);
   const double total = 2 * kv + q + out + 4.0 * p.batch * p.max_pages;
   if (caps.device_local_bytes && total > kMemoryShare * double(caps.device_local_bytes))
     return fmt::format("needs {:.2f} GiB of device memory, above {:.0f}% of the device's device_local_bytes ({:.2f} GiB)",

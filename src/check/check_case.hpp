@@ -39,7 +39,7 @@ struct CheckCase {
 
 enum class GridSize { ci, full };
 
-// Families: "text", "vision", "audio". Each returns the cases this device can run.
+// Families: "text", "vision", "audio", "kvcache". Each returns the cases this device can run.
 std::vector<std::string> check_families();
 std::vector<CheckCase> check_cases(const std::string& family, const DeviceCaps& caps, GridSize size);
 // The demo's shapes: the models' own on GPUs; on CPU devices (lavapipe runs
@@ -57,5 +57,6 @@ std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size)
 std::vector<CheckCase> vision_demo_cases(DemoSize size);
 std::vector<CheckCase> audio_check_cases(const DeviceCaps& caps, GridSize size);
 std::vector<CheckCase> audio_demo_cases(DemoSize size);
+// kvcache: kvcache_cases.hpp.
 
 }  // namespace vkattn::check

@@ -1,11 +1,26 @@
 #include <fmt/format.h>
 
 #include "check/check_case.hpp"
+#include "check/kvcache_cases.hpp"
+#include "check/kvtier_cases.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::check {
 
 namespace {
+
+// The KV-cache family: writing caches and quantized KV, then the tiered layout
+// and pools past one binding.
+template <class F, class G, class... A>
+std::vector<CheckCase> joined(F first, G second, A... args) {
+  std::vector<CheckCase> out = first(args...);
+  for (auto& c : second(args...)) out.push_back(std::move(c));
+  return out;
+}
+std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
+  return joined(kvcache_check_cases, kvtier_check_cases, caps, size);
+}
+std::vector<CheckCase> kvcache_family_demo(DemoSize size) { return joined(kvcache_demo_cases, kvtier_demo_cases, size); }
 
 struct Family {
   const char* name;
@@ -17,6 +32,7 @@ const Family kFamilies[] = {
     {"text", text_check_cases, text_demo_cases},
     {"vision", vision_check_cases, vision_demo_cases},
     {"audio", audio_check_cases, audio_demo_cases},
+    {"kvcache", kvcache_family_cases, kvcache_family_demo},
 };
 
 const Family& family_of(const std::string& name) {

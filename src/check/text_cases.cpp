@@ -1,4 +1,5 @@
 #include "check/text_cases.hpp"
+#include "check/host_tensor.hpp"
 #include "check/text_work.hpp"
 #include "check/timing.hpp"
 
@@ -6,13 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
-#include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/plan.hpp"
@@ -21,61 +20,6 @@
 namespace vkattn::check {
 
 namespace {
-
-// Host values rounded to `t` (what the GPU will see) and their storage bytes.
-struct HostTensor {
-  std::vector<float> values;
-  std::vector<std::byte> bytes;
-};
-
-HostTensor encode(DType t, std::vector<float> values) {
-  HostTensor h;
-  reference::round_to(t, values);
-  if (t == DType::f32) {
-    h.bytes.resize(values.size() * 4);
-    std::memcpy(h.bytes.data(), values.data(), h.bytes.size());
-  } else {
-    std::vector<uint16_t> bits(values.size());
-    for (size_t i = 0; i < values.size(); ++i)
-      bits[i] = t == DType::f16 ? reference::float_to_f16(values[i]) : reference::float_to_bf16(values[i]);
-    h.bytes.resize(bits.size() * 2);
-    std::memcpy(h.bytes.data(), bits.data(), h.bytes.size());
-  }
-  h.values = std::move(values);
-  return h;
-}
-
-std::vector<float> decode(DType t, const std::vector<std::byte>& bytes, size_t n) {
-  std::vector<float> out(n);
-  if (t == DType::f32) {
-    std::memcpy(out.data(), bytes.data(), n * 4);
-  } else {
-    std::vector<uint16_t> bits(n);
-    std::memcpy(bits.data(), bytes.data(), n * 2);
-    for (size_t i = 0; i < n; ++i)
-      out[i] = t == DType::f16 ? reference::f16_to_float(bits[i]) : reference::bf16_to_float(bits[i]);
-  }
-  return out;
-}
-
-std::vector<float> normal(std::mt19937& rng, size_t n, float scale) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng) * scale;
-  return v;
-}
-
-Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes) {
-  Tensor tensor = ctx.tensor(t, std::move(shape));
-  ctx.upload(tensor, bytes);
-  return tensor;
-}
-
-Tensor upload_u32(Context& ctx, const std::vector<uint32_t>& v) {
-  Tensor t = ctx.tensor(DType::u32, {v.size()});
-  ctx.upload(t, v);
-  return t;
-}
 
 std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) {
   return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
@@ -92,6 +36,7 @@ std::string describe(const TextCase& c) {
   if (p.start_pos.size() > 1 || p.start_pos[0]) s += fmt::format(" start={}", fmt::join(p.start_pos, ","));
   if (p.window) s += fmt::format(" window={}", p.window);
   if (p.softcap > 0) s += fmt::format(" softcap={}", p.softcap);
+  if (p.layout == KvLayout::tiered) s += fmt::format(" hot={} cold={}", p.hot_window, to_string(p.cold_layout));
   if (c.gpu_kv_len) s += " gpu-lens";
   if (c.indirect) s += " indirect";
   return s;
@@ -115,16 +60,23 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
   try {
     const TextAttentionParams& p = c.params;
     std::mt19937 rng(c.seed);
-    const bool paged = p.layout == KvLayout::paged;
+    const bool paged = p.slot_layout() == KvLayout::paged;
+    const bool tiered = p.layout == KvLayout::tiered;
     const uint64_t q_elems = uint64_t(p.batch) * p.seq_len * p.num_heads * p.head_dim;
     const uint64_t kv_rows = paged ? uint64_t(p.num_pages) * p.kv_capacity : uint64_t(p.batch) * p.kv_capacity;
     const uint64_t kv_elems = kv_rows * p.num_kv_heads * p.head_dim;
     const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
     const Shape kv_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                  : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
-    HostTensor q = encode(c.q, normal(rng, q_elems, c.logit_scale));
-    HostTensor k = encode(c.kv, normal(rng, kv_elems, 1.0f));
-    HostTensor v = encode(c.kv, normal(rng, kv_elems, 1.0f));
+    host::Values q = host::to_storage(c.q, host::gaussian(rng, q_elems, c.logit_scale));
+    host::Values k = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
+    host::Values v = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
+    // The hot ring holds values unlike the cold tier's, so a key read from the
+    // wrong tier shows in the output.
+    const Shape hot_shape{p.batch, p.hot_window, p.num_kv_heads, p.head_dim};
+    const uint64_t hot_elems = tiered ? element_count(hot_shape) : 0;
+    host::Values hot_k = host::to_storage(DType::f16, host::gaussian(rng, hot_elems, 1.5f));
+    host::Values hot_v = host::to_storage(DType::f16, host::gaussian(rng, hot_elems, 1.5f));
 
     std::vector<uint32_t> table;
     if (paged) {
@@ -137,14 +89,18 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     }
 
     TextAttentionTensors t;
-    t.q = upload(ctx, c.q, q_shape, q.bytes);
-    t.k = upload(ctx, c.kv, kv_shape, k.bytes);
-    t.v = upload(ctx, c.kv, kv_shape, v.bytes);
+    t.q = host::upload(ctx, c.q, q_shape, q.bytes);
+    t.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+    t.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
     t.out = ctx.tensor(c.out, q_shape);
-    if (paged) t.page_table = upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
-    if (c.gpu_kv_len) t.kv_len = upload_u32(ctx, per_batch(p.kv_len, p.batch));
-    if (c.gpu_start_pos) t.start_pos = upload_u32(ctx, per_batch(p.start_pos, p.batch));
-    if (c.gpu_kv_start) t.kv_start = upload_u32(ctx, per_batch(p.kv_start, p.batch));
+    if (tiered) {
+      t.hot_k = host::upload(ctx, DType::f16, hot_shape, hot_k.bytes);
+      t.hot_v = host::upload(ctx, DType::f16, hot_shape, hot_v.bytes);
+    }
+    if (paged) t.page_table = host::upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
+    if (c.gpu_kv_len) t.kv_len = host::upload_u32(ctx, per_batch(p.kv_len, p.batch));
+    if (c.gpu_start_pos) t.start_pos = host::upload_u32(ctx, per_batch(p.start_pos, p.batch));
+    if (c.gpu_kv_start) t.kv_start = host::upload_u32(ctx, per_batch(p.kv_start, p.batch));
 
     const PlanOptions options = plan_options(c);
     Recorder rec(ctx);
@@ -152,7 +108,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
       // Plan once to learn the grid, then record the call with counts from the GPU.
       Recorder probe(ctx);
       TextCallInfo shape_info = text_attention(probe, p, t, options);
-      t.indirect = upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
+      t.indirect = host::upload_u32(ctx, {shape_info.workgroups[0], shape_info.workgroups[1], shape_info.workgroups[2]});
     }
     TextCallInfo info = text_attention(rec, p, t, options);
     r.variant = info.variant;
@@ -160,16 +116,16 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     rec.run();
     std::vector<std::byte> out_bytes(t.out.bytes());
     ctx.download(t.out, out_bytes);
-    std::vector<float> got = decode(c.out, out_bytes, q_elems);
+    std::vector<float> got = host::from_storage(c.out, out_bytes, q_elems);
 
     if (timed_runs > 0 && ctx.caps().timestamps) {
       // Copies of the inputs to rotate among, so repeats do not hit the cache.
       std::vector<TextAttentionTensors> sets{t};
       for (uint32_t i = 1; i < rotation_sets(t.k.bytes() + t.v.bytes()); ++i) {
         TextAttentionTensors copy = t;
-        copy.q = upload(ctx, c.q, q_shape, q.bytes);
-        copy.k = upload(ctx, c.kv, kv_shape, k.bytes);
-        copy.v = upload(ctx, c.kv, kv_shape, v.bytes);
+        copy.q = host::upload(ctx, c.q, q_shape, q.bytes);
+        copy.k = host::upload(ctx, c.kv, kv_shape, k.bytes);
+        copy.v = host::upload(ctx, c.kv, kv_shape, v.bytes);
         copy.out = ctx.tensor(c.out, q_shape);
         sets.push_back(copy);
       }
@@ -186,7 +142,8 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     r.flops = work.flops;
 
     if (!skip_oracle) {
-      std::vector<double> want = reference::text_attention(p, q.values, k.values, v.values, table);
+      std::vector<double> want =
+          reference::text_attention(p, q.values, k.values, v.values, table, hot_k.values, hot_v.values);
       r.cmp = reference::compare(got, want, r.tol);
       r.passed = r.cmp.passed;
     } else {
@@ -213,10 +170,12 @@ TextCase make(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint
   return c;
 }
 
-// Gives a case a layout, keeping the same keys visible.
+}  // namespace
+
 void set_layout(TextCase& c, KvLayout layout) {
   auto& p = c.params;
   p.layout = layout;
+  if (layout == KvLayout::tiered) layout = p.cold_layout;
   uint32_t max_end = 0;
   for (uint32_t b = 0; b < p.batch; ++b) max_end = std::max(max_end, p.kv_start_of(b) + p.kv_len_of(b));
   uint32_t max_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
@@ -228,6 +187,14 @@ void set_layout(TextCase& c, KvLayout layout) {
     p.num_pages = p.batch * p.max_pages + 2;
   }
 }
+
+void set_tiered(TextCase& c, KvLayout cold, uint32_t hot_window) {
+  c.params.cold_layout = cold;
+  c.params.hot_window = hot_window;
+  set_layout(c, KvLayout::tiered);
+}
+
+namespace {
 
 // A causal batch on a paged cache whose per-sequence values and workgroup
 // counts all come from GPU buffers.
@@ -259,9 +226,15 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   const KvLayout layouts[] = {KvLayout::contiguous, KvLayout::ring, KvLayout::paged};
 
   // 1. Every variant x dtype x layout, forced, on a shape that exercises GQA,
-  //    masking and a partial last tile.
+  //    masking and a partial last tile. Tiered caches (16-bit cold tiers)
+  //    alternate a contiguous and a paged cold tier across the variants.
+  size_t tiered_count = 0;
   for (const auto& v : planner::text_variants()) {
-    for (KvLayout layout : layouts) {
+    // Quantized K/V rows are the kvcache family's (kvcache_cases.cpp): their
+    // caches are written by kv_append and judged twice.
+    if (v.kv == DType::i8 || v.kv == DType::i4) continue;
+    for (KvLayout layout : {KvLayout::contiguous, KvLayout::ring, KvLayout::paged, KvLayout::tiered}) {
+      if (layout == KvLayout::tiered && v.kv == DType::f32) continue;  // the tiers share 16-bit rows
       const bool decode = v.phase == Phase::decode;
       const uint32_t d = std::max(64u, v.min_head_dim);
       TextCase c = decode ? make(2, 1, 8, 2, d, 77) : make(1, 19, 4, 2, d, 40);
@@ -274,11 +247,17 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
       c.variant = v.name;
       c.logit_scale = 2.0f;
       if (v.kind == planner::Kind::split) c.splits = 3;  // several splits even on this short KV
-      set_layout(c, layout);
+      if (layout == KvLayout::tiered) {
+        // 20 (13) hot keys: the splits and tiles cross the tier boundary.
+        set_tiered(c, tiered_count++ % 2 ? KvLayout::paged : KvLayout::contiguous, decode ? 20 : 13);
+      } else {
+        set_layout(c, layout);
+      }
       planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
                                c.params.head_dim, 77, c.q, c.kv};
       if (!planner::text_geometry(v, caps, shape).geometry) continue;  // the device cannot run it
       c.name = fmt::format("{} {}", v.name, to_string(layout));
+      if (layout == KvLayout::tiered) c.name += fmt::format(" cold {}", to_string(c.params.cold_layout));
       add(c);
     }
   }
@@ -415,20 +394,71 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "masked rows"});
   }
-  for (const char* family : {"prefill_flash_coopmat", "prefill_flash_emulated"}) {
-    for (size_t i = 0; i < flash.size(); ++i) {
-      TextCase c = flash[i].first;
-      const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
-      c.q = v->q;
-      c.kv = v->kv;
-      c.variant = v->name;
-      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
-                               c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
-      if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
-      c.name = fmt::format("{} {}", v->name, flash[i].second);
-      add(c);
-    }
+  {
+    // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
+    TextCase c = make(1, 29, 4, 2, 72, 45);
+    c.params.causal = true;
+    c.params.start_pos = {16};
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "D72 padded"});
   }
+  // Each case on both builds of a flash_fragments family, f16 and f32 Q in
+  // turn; a row the device cannot run is left out.
+  auto add_on_fragments = [&](std::initializer_list<const char*> families,
+                              const std::vector<std::pair<TextCase, std::string>>& flash) {
+    for (const char* family : families) {
+      for (size_t i = 0; i < flash.size(); ++i) {
+        TextCase c = flash[i].first;
+        const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
+        c.q = v->q;
+        c.kv = v->kv;
+        c.variant = v->name;
+        planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
+                                 c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
+        if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
+        c.name = fmt::format("{} {}", v->name, flash[i].second);
+        add(c);
+      }
+    }
+  };
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash);
+
+  // 5. Decode on the flash_fragments engine (split partials), forced: GQA, MQA
+  //    and MHA rows in one warp, every layout, window and softcap, several
+  //    splits, lengths from GPU buffers (splits sized from the capacity).
+  std::vector<std::pair<TextCase, std::string>> flash_decode;
+  {
+    TextCase c = make(2, 1, 8, 2, 64, full ? 9000 : 700);
+    c.params.kv_len = {c.params.kv_len[0], 333};
+    c.params.start_pos = {c.params.kv_len[0] - 1, 332};
+    set_layout(c, KvLayout::contiguous);
+    flash_decode.push_back({c, "gqa4 batch contiguous"});
+  }
+  {
+    TextCase c = make(1, 1, 8, 1, 128, 500);
+    c.params.start_pos = {520};
+    c.params.kv_start = {21};
+    c.params.window = 300;
+    c.params.causal = true;
+    c.params.softcap = 20.0f;
+    c.logit_scale = 4.0f;
+    set_layout(c, KvLayout::ring);
+    flash_decode.push_back({c, "mqa8 window softcap ring"});
+  }
+  for (uint32_t d : {80u, 96u}) {
+    TextCase c = make(2, 1, 4, 4, d, 260);
+    c.params.start_pos = {259};
+    set_layout(c, KvLayout::paged);
+    flash_decode.push_back({c, fmt::format("mha D{} paged", d)});
+  }
+  {
+    TextCase c = make(3, 1, 32, 8, 128, full ? 4096 : 400);
+    const uint32_t L = c.params.kv_len[0];
+    c.params.kv_len = {L, 17, 0};
+    c.params.start_pos = {L - 1, 16, 0};
+    flash_decode.push_back({from_gpu_buffers(c), "gqa4 batch gpu-lens indirect paged"});
+  }
+  add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
 
   if (full) {
     // Model-sized shapes for the GPU.

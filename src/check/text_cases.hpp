@@ -36,6 +36,10 @@ struct TextCase {
 
 
 CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options = {});
+// Gives a case a layout (for tiered: its cold tier's is `cold`), sized so the
+// same keys stay visible.
+void set_layout(TextCase& c, KvLayout layout);
+void set_tiered(TextCase& c, KvLayout cold, uint32_t hot_window);
 // What the case asks of the planner: its forced variant (strict) and tuning overrides.
 PlanOptions plan_options(const TextCase& c);
 // The parity grid: every text variant x dtype x layout x feature that the

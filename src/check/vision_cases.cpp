@@ -16,56 +16,6 @@ namespace vkattn::check {
 
 namespace host {
 
-Values to_storage(DType t, std::vector<float> values) {
-  Values out;
-  reference::round_to(t, values);
-  const size_t item = t == DType::f16 ? 2 : 4;
-  out.bytes.resize(values.size() * item);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (t == DType::f16) {
-      const uint16_t h = reference::float_to_f16(values[i]);
-      std::memcpy(&out.bytes[i * 2], &h, 2);
-    } else {
-      std::memcpy(&out.bytes[i * 4], &values[i], 4);
-    }
-  }
-  out.values = std::move(values);
-  return out;
-}
-
-std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, size_t count) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) {
-    if (t == DType::f16 || t == DType::bf16) {
-      uint16_t h;
-      std::memcpy(&h, &bytes[i * 2], 2);
-      out[i] = t == DType::f16 ? reference::f16_to_float(h) : reference::bf16_to_float(h);
-    } else {
-      std::memcpy(&out[i], &bytes[i * 4], 4);
-    }
-  }
-  return out;
-}
-
-std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev) {
-  std::normal_distribution<float> dist(0.0f, stddev);
-  std::vector<float> v(count);
-  std::generate(v.begin(), v.end(), [&] { return dist(rng); });
-  return v;
-}
-
-Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes) {
-  Tensor tensor = ctx.tensor(t, std::move(shape));
-  ctx.upload(tensor, bytes);
-  return tensor;
-}
-
-std::vector<float> download(Context& ctx, const Tensor& t, size_t count) {
-  std::vector<std::byte> bytes(t.bytes());
-  ctx.download(t, bytes);
-  return from_storage(t.dtype(), bytes, count);
-}
-
 void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call) {
   Recorder rec(ctx);
   const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
@@ -272,6 +222,26 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     c.logit_scale = 6.0f;
     add(c);
   }
+  // 3. The tensor-core engine and its plain-GLSL build, forced: head dims that
+  //    are not a multiple of 16 (zero-padded fragments), f32 rounded to f16
+  //    when staged, both layouts, several workgroups of rows with a partial
+  //    last one and a partial last key tile, fewer patches than one fragment.
+  const Shape fragment_shapes[] = {
+      {200, 2, 72, DType::f16, DType::f32, VisionLayout::hpd}, {150, 2, 64, DType::f32, DType::f32, VisionLayout::phd},
+      {9, 3, 40, DType::f32, DType::f16, VisionLayout::hpd},   {70, 1, 256, DType::f16, DType::f16, VisionLayout::phd},
+  };
+  for (const char* family : {"vision_flash_coopmat", "vision_flash_emulated"}) {
+    for (const auto& s : fragment_shapes) {
+      VisionCase c = make(full ? s.patches * 12 : s.patches, s.heads, s.dim, s.dtype);
+      c.out = s.out;
+      c.params.layout = s.layout;
+      c.variant = fmt::format("{}_{}", family, to_string(s.dtype));
+      if (!runnable(*planner::find_vision_variant(c.variant), caps, c)) continue;
+      c.name = fmt::format("{} {}", c.variant, describe(c));
+      add(c);
+    }
+  }
+
   if (full) {
     VisionCase gemma = make(2304, 12, 64, DType::f32);
     gemma.params.scale = 1.0f;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check/check_case.hpp"
+#include "check/host_tensor.hpp"
 #include "vkattn/recorder.hpp"
 #include "vkattn/vision.hpp"
 
@@ -19,17 +20,6 @@ namespace vkattn::check {
 
 namespace host {
 
-// Values as the GPU will read them (rounded to `t`: f32 | f16) and their bytes;
-// from_storage also reads bf16.
-struct Values {
-  std::vector<float> values;
-  std::vector<std::byte> bytes;
-};
-Values to_storage(DType t, std::vector<float> values);
-std::vector<float> from_storage(DType t, const std::vector<std::byte>& bytes, size_t count);
-std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev);
-Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes);
-std::vector<float> download(Context& ctx, const Tensor& t, size_t count);
 // Records one call (between timestamps when timed), runs it, then replays it
 // for r.gpu_ms when options ask for timing.
 void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const std::function<void(Recorder&)>& call);

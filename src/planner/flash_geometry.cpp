@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "planner/geometry_rules.hpp"
+#include "planner/split_grid.hpp"
 #include "planner/text_planner.hpp"
 #include "shaders/text_attention_interface.h"
 
@@ -18,10 +19,9 @@ namespace {
 // (fewer registers, more workgroups per SM; K/V reread from L2 by the second
 // head group).
 constexpr uint32_t kMaxAccWordsPerLane = 4;
-// Workgroups per compute unit a split grid aims for: two resident at a time,
-// two waves, so the last wave's tail is short.
+// Split grid: two workgroups resident per compute unit, two waves, so the last
+// wave's tail is short; no split shorter than one step of the workgroup.
 constexpr uint32_t kWorkgroupsPerComputeUnit = 4;
-// Devices that do not report their compute units: keys per split.
 constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
 
 }  // namespace
@@ -56,16 +56,9 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   g.tile_keys = v.max_tile_keys;
   g.acc_chunks = words_per_lane;
 
-  // Split-KV grid: enough workgroups to fill the device for the longest length
-  // a replay may read, but no split shorter than one step of the workgroup.
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
-  const uint64_t by_length = (uint64_t(s.kv_len_max()) + step - 1) / step;
-  uint64_t wanted = caps.compute_units
-                        ? (uint64_t(kWorkgroupsPerComputeUnit) * caps.compute_units + base - 1) / base
-                        : (uint64_t(s.kv_len_max()) + kKeysPerSplitUnknownDevice - 1) / kKeysPerSplitUnknownDevice;
-  const uint64_t grid_cap = std::max<uint64_t>(1, caps.max_workgroup_count[2] / std::max(1u, s.batch));
-  g.splits = uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, grid_cap));
+  g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice});
   return {g, ""};
 }
 

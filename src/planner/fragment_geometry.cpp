@@ -5,20 +5,28 @@
 #include <algorithm>
 
 #include "planner/geometry_rules.hpp"
+#include "planner/split_grid.hpp"
 #include "shaders/flash_interface.h"
 
 namespace vkattn::planner {
 
 uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
-  const uint32_t row_words = d / 8 + FLASH_ROW_PAD_WORDS;
+  const uint32_t row_words = FLASH_PADDED_DIM(d) / 8 + FLASH_ROW_PAD_WORDS;
   const uint32_t stage_words = 2 * tile_keys * row_words;
   const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
   const uint32_t score_words = rows * (tile_keys / 4 + FLASH_ROW_PAD_WORDS);
   return (kv_region + score_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
-         rows * FLASH_ROW_STATE_BYTES;
+         rows * FLASH_ROW_STATE_BYTES + rows / FLASH_FRAG * FLASH_WARP_STATE_BYTES;
 }
 
 namespace {
+
+// Decode (split rows): each workgroup is one warp, its 16 rows the query heads
+// of one KV head, and many such workgroups share a compute unit; a split walks
+// at least 8 tiles so its partial write stays small next to its K/V reads.
+constexpr uint32_t kDecodeWorkgroupsPerComputeUnit = 16;
+constexpr uint32_t kDecodeMinKeysPerSplit = 128;
+constexpr uint32_t kDecodeKeysPerSplitUnknownDevice = 512;
 
 uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
   for (uint32_t d = std::min(n, rows); d > 1; --d)
@@ -30,11 +38,27 @@ uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
 
 GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
                                 uint32_t tile_keys) {
+  const FragmentLimits limits{v.needs_cooperative_matrix, v.target_rows, v.max_tile_keys, v.min_tile_keys};
+  const uint32_t gqa = s.num_heads / std::max(1u, s.num_kv_heads);
+  GeometryOrReason out = fragment_geometry(limits, caps, s.head_dim, gqa, tile_keys);
+  if (out.geometry && v.kind == Kind::split) {
+    TextGeometry& g = *out.geometry;
+    const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group) *
+                               ((uint64_t(s.seq_len) + g.q_pos - 1) / g.q_pos);
+    g.splits = device_filling_splits(caps, s, per_split,
+                                     {kDecodeWorkgroupsPerComputeUnit, std::max(kDecodeMinKeysPerSplit, g.tile_keys),
+                                      kDecodeKeysPerSplitUnknownDevice});
+  }
+  return out;
+}
+
+GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& caps, uint32_t head_dim, uint32_t gqa,
+                                   uint32_t tile_keys) {
   auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
-  if (s.head_dim % FLASH_FRAG != 0)
-    return no(fmt::format("needs head_dim a multiple of {}, got {}", FLASH_FRAG, s.head_dim));
+  // Fragments pad the head dim to a multiple of FLASH_FRAG; rows are read in 8-element words.
+  if (head_dim == 0 || head_dim % 8 != 0) return no(fmt::format("needs head_dim a multiple of 8, got {}", head_dim));
   TextGeometry g;
-  if (v.needs_cooperative_matrix) {
+  if (v.cooperative_matrix) {
     if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
       return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
     if (!caps.subgroup_basic) return no("needs subgroup barriers (basic subgroup operations), device has none");
@@ -50,9 +74,8 @@ GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps,
   for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
     const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
     for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
-      const uint32_t bytes = fragment_shared_bytes(rows, s.head_dim, tk);
+      const uint32_t bytes = fragment_shared_bytes(rows, head_dim, tk);
       if (tk <= wg && bytes <= caps.max_shared_memory_bytes) {
-        const uint32_t gqa = s.num_heads / std::max(1u, s.num_kv_heads);
         g.head_group = largest_divisor_dividing(gqa, rows);
         g.q_pos = rows / g.head_group;
         g.tile_keys = tk;
@@ -65,7 +88,7 @@ GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps,
   }
   const uint32_t tk = tile_keys ? tile_keys : v.min_tile_keys;
   return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                        fragment_shared_bytes(FLASH_FRAG, s.head_dim, tk), s.head_dim, FLASH_FRAG, tk,
+                        fragment_shared_bytes(FLASH_FRAG, head_dim, tk), head_dim, FLASH_FRAG, tk,
                         caps.max_shared_memory_bytes));
 }
 

@@ -12,8 +12,19 @@ namespace vkattn::planner {
 // head dim `d` and `tile_keys` keys (mirrors its `shared` arrays).
 uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys);
 
-// Geometry of a flash_fragments row, or why it cannot run. `tile_keys` > 0
+// What a row of the engine (text or vision) asks of it: tensor cores or the
+// plain-GLSL fragments, and the most query rows and keys per workgroup to try.
+struct FragmentLimits {
+  bool cooperative_matrix;
+  uint32_t target_rows, max_tile_keys, min_tile_keys;
+};
+
+// Geometry for head dim `head_dim` (a multiple of 8; fragments pad it to 16)
+// with `gqa` query heads per KV head, or why it cannot run. `tile_keys` > 0
 // forces the key tile (a tuning override); otherwise the largest that fits.
+GeometryOrReason fragment_geometry(const FragmentLimits& limits, const DeviceCaps& caps, uint32_t head_dim,
+                                   uint32_t gqa, uint32_t tile_keys = 0);
+// The same for a text row and call.
 GeometryOrReason fragment_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s,
                                 uint32_t tile_keys = 0);
 

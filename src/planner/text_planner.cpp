@@ -114,10 +114,23 @@ struct Rule {
 
 bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return true; }
 bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { return g.splits >= 2; }
+// Where tensor-core decode measured faster than decode_flash on the H200
+// (2026-12-03, decode-sample, both forced in one run): MQA-like groups of at
+// least 8 query heads per KV head, over batches of at least 32, head dim <= 64
+// (1.10-1.33x; decode_flash reads K/V once per 4-head group, the matrix rows
+// take all 8 heads at once). Everywhere else decode_flash was faster (GQA 32/8:
+// 0.3-0.9x), so it stays the default; `vkattn tune` may still pick it per bucket.
+bool wide_groups_in_big_batches(const DeviceCaps&, const TextShape& s, const TextGeometry&) {
+  return s.num_heads / s.num_kv_heads >= 8 && s.batch >= 32 && s.head_dim <= 64;
+}
 
 constexpr Rule kRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
+    {"decode_flash_coopmat",
+     "tensor_core_decode: >= 8 query heads per KV head over a batch >= 32 with head_dim <= 64 scored as one matrix "
+     "product (f16 16x16x16, f32 accumulate), splits sized to fill the device",
+     wide_groups_in_big_batches},
     {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},
@@ -140,12 +153,6 @@ const TextVariant* variant_of(const std::string& family, const TextShape& s) {
 // variant cannot take is an error (tuning is explicit, never silently dropped).
 static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s, const PlanOptions& o) {
   TextGeometry& g = plan.geometry;
-  if (o.splits) {
-    if (plan.variant->kind != Kind::split)
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("splits: expected 0 for the non-split variant {}, got {}", plan.variant->name, o.splits));
-    g.splits = o.splits;
-  }
   if (o.tile_keys) {
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
@@ -181,6 +188,13 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
                        g.head_group * g.workgroup_size * 4 * o.tile_keys;
     }
     g.tile_keys = o.tile_keys;
+  }
+  // After the key tile: a fragment geometry made for it comes with its own split count.
+  if (o.splits) {
+    if (plan.variant->kind != Kind::split)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("splits: expected 0 for the non-split variant {}, got {}", plan.variant->name, o.splits));
+    g.splits = o.splits;
   }
   return plan;
 }
@@ -257,6 +271,11 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.geometry = *g.geometry;
     plan.reason = rule_reason(rule.reason, !forced.empty());
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
+    // Prefill on any device, decode where tensor-core rows exist: say why they were not taken.
+    if ((s.kv == DType::i8 || s.kv == DType::i4) && (s.phase() == Phase::prefill || caps.cooperative_matrix_nv))
+      plan.reason += fmt::format("; quantized KV: the tensor-core {} takes f16 K/V only, scalar rows dequantize in "
+                                 "the kernel",
+                                 to_string(s.phase()));
     log_selection_once("text", v->name, plan.reason);
     return plan;
   }
@@ -289,7 +308,7 @@ TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool le
   shape.q = q;
   shape.kv = kv;
   if (lengths_on_gpu) {
-    const uint64_t slots = p.layout == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
+    const uint64_t slots = p.slot_layout() == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
     shape.kv_len_bound = uint32_t(std::min<uint64_t>(slots, UINT32_MAX));
   }
   return shape;

@@ -34,6 +34,8 @@ constexpr Family kFamilies[] = {
     {"prefill_tiled_large",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   64,  32,  32, 16,   128},
     {"prefill_tiled_small",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   256, 16,  32, 4,    128},
     {"prefill_streaming",      Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 1,   32, 1,    64},
+    {"decode_flash_coopmat",   Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, true,  16,  128, 16,  16, 16,   32},
+    {"decode_flash_emulated",  Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, false, 16,  128, 16,  16, 16,   32},
     {"decode_flash",           Phase::decode,  Kind::split,     Engine::registers_flash,  false, true,  false, 8,   512, 8,   4,  1,    256},
     {"decode_online_split",    Phase::decode,  Kind::split,     Engine::registers_online, true,  false, false, 8,   512, 8,   4,  4,    128},
     {"decode_split",           Phase::decode,  Kind::split,     Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 4,    128},
@@ -51,10 +53,14 @@ struct DtypeCombo {
 constexpr DtypeCombo kCombos[] = {
     {DType::f32, DType::f32}, {DType::f32, DType::f16},   {DType::f16, DType::f16},
     {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
+    // Quantized KV (dequantized in the kernel), with f32 or f16 Q.
+    {DType::f32, DType::i8},  {DType::f16, DType::i8},     {DType::f32, DType::i4}, {DType::f16, DType::i4},
 };
 
 // Matrix fragments are f16: the flash engine takes f16 K/V, and Q in f16 or
-// f32 (rounded to f16 once, so reduced precision). bf16 stays on the scalar rows.
+// f32 (rounded to f16 once, so reduced precision). bf16 and quantized K/V stay
+// on the scalar rows (their fragment loads would have to dequantize; the
+// scalar rows do, and the planner says so in its reason).
 bool takes(const Family& f, const DtypeCombo& c) {
   return f.engine != Engine::flash_fragments || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
 }
@@ -70,7 +76,9 @@ std::string module_of(const Family& f) {
 
 std::string dtype_suffix(DType q, DType kv) {
   if (q == kv) return std::string(to_string(q));
-  return std::string(to_string(kv)) + "kv";
+  // Mixed pairs take f32 Q, except quantized K/V, which also take f16 Q.
+  const std::string q_part = q == DType::f32 ? "" : std::string(to_string(q)) + "_";
+  return q_part + std::string(to_string(kv)) + "kv";
 }
 
 const std::vector<TextVariant>& text_variants() {

@@ -44,13 +44,16 @@ struct TextVariant {
   uint32_t min_tile_keys;    // below this the variant is not worth running
   uint32_t workgroup_size;
   std::string module;        // embedded SPIR-V module
+  // The same kernel reading K/V through buffer device addresses (pools past
+  // one storage-buffer binding; src/shaders/text.shaders.cmake).
+  std::string module_by_address() const { return module + "_kv_address"; }
 };
 
 // Every row, generated once from family x dtype combinations.
 const std::vector<TextVariant>& text_variants();
 const TextVariant* find_text_variant(const std::string& name);
 
-// Dtype suffix of a (q, kv) pair: f32, f16kv, f16, bf16kv, bf16.
+// Dtype suffix of a (q, kv) pair: f32, f16kv, f16, bf16kv, bf16, i8kv, f16_i8kv, i4kv, f16_i4kv.
 std::string dtype_suffix(DType q, DType kv);
 
 }  // namespace vkattn::planner

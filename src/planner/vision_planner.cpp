@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
 #include "planner/selection.hpp"
@@ -41,6 +42,18 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
   if (v.subgroup && !caps.subgroup_arithmetic) return no("needs subgroup arithmetic in compute shaders, device has none");
 
   VisionGeometry g;
+  if (v.kind == VisionKind::fragments) {
+    // Every head is its own KV head: a workgroup's rows are patches of one head.
+    const auto f = fragment_geometry(FragmentLimits{v.cooperative_matrix, v.queries, v.max_tile, v.min_tile}, caps,
+                                     s.head_dim, 1);
+    if (!f.geometry) return no(f.reason);
+    g.queries = f.geometry->q_pos;
+    g.tile = f.geometry->tile_keys;
+    g.workgroup_size = f.geometry->workgroup_size;
+    g.shared_bytes = f.geometry->shared_bytes;
+    g.required_subgroup_size = f.geometry->required_subgroup_size;
+    return {g, ""};
+  }
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.subgroup) {
     std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
@@ -85,6 +98,8 @@ bool eight_queries_16_keys(const VisionShape& s, const VisionGeometry& g) { retu
 bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 4; }
 
 constexpr Rule kRules[] = {
+    {"vision_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
+     always, ""},
     {"vision_flash_sg_f16s_q16_t64", "subgroup reductions and unshrunk 64-key f16 tiles for >= 1024 patches",
      many_patches, ">= 1024 patches"},
     {"vision_flash_sg_q16", "subgroup reductions, 16 queries per 32-key f32 tile", wide_tiles,
@@ -120,6 +135,8 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const bool allowed = !reduces_precision(v, s) || options.allow_reduced_precision;
     std::string why = !g.geometry ? g.reason : !allowed ? kReducedNeeds : "eligible";
     if (g.geometry && allowed && v.head_major) why = "eligible (override only: two extra transposes each way)";
+    if (g.geometry && allowed && v.kind == VisionKind::fragments && !v.cooperative_matrix)
+      why = "eligible (override only: the plain-GLSL build of the tensor-core engine, for checking it)";
     plan.candidates.push_back({v.name, g.geometry.has_value() && allowed, why});
   }
 

@@ -13,6 +13,7 @@ struct Family {
   uint32_t queries, max_tile, min_tile;
   bool subgroup, f16_shared, head_major;
   uint32_t max_head_dim, workgroup_size;
+  bool cooperative_matrix = false;
 };
 
 constexpr Family kFamilies[] = {
@@ -31,7 +32,17 @@ constexpr Family kFamilies[] = {
     {"vision_flash_f16s_q8",      VisionKind::flash,     8,  32, 8,  false, true,  false, 256, 128},
     {"vision_flash_f16s_q16",     VisionKind::flash,     16, 32, 8,  false, true,  false, 256, 128},
     {"vision_flash_sg_f16s_q16_t64", VisionKind::flash,  16, 64, 64, true,  true,  false, 128, 128},
+    // The tensor-core engine of text prefill (fragment_geometry sizes rows,
+    // keys and warps per device; q and tile are the most it tries), and its
+    // plain-GLSL build, which CI runs on lavapipe.
+    {"vision_flash_coopmat",      VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, true},
+    {"vision_flash_emulated",     VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, false},
 };
+
+std::string module_of(const Family& f) {
+  if (f.kind == VisionKind::fragments) return f.cooperative_matrix ? "flash_coopmat" : "flash_coopmat_emulated";
+  return f.subgroup ? "vision_attention_subgroup" : "vision_attention";
+}
 
 constexpr DType kDtypes[] = {DType::f32, DType::f16};
 
@@ -43,8 +54,8 @@ const std::vector<VisionVariant>& vision_variants() {
     for (const auto& f : kFamilies)
       for (DType d : kDtypes)
         t.push_back({std::string(f.name) + "_" + std::string(to_string(d)), f.name, f.kind, d, f.queries,
-                     f.max_tile, f.min_tile, f.subgroup, f.f16_shared, f.head_major, f.max_head_dim,
-                     f.workgroup_size, f.subgroup ? "vision_attention_subgroup" : "vision_attention"});
+                     f.max_tile, f.min_tile, f.subgroup, f.f16_shared, f.cooperative_matrix, f.head_major,
+                     f.max_head_dim, f.workgroup_size, module_of(f)});
     return t;
   }();
   return table;

@@ -12,6 +12,7 @@ namespace vkattn::planner {
 enum class VisionKind : uint8_t {
   reference,  // one invocation per (patch, head), K/V straight from memory
   flash,      // K/V tiles in shared memory, online softmax
+  fragments,  // flash_coopmat.comp, the text prefill's matrix-fragment engine, bidirectional
 };
 
 struct VisionVariant {
@@ -19,11 +20,12 @@ struct VisionVariant {
   std::string family;        // name without the dtype suffix
   VisionKind kind;
   DType dtype;               // Q, K, V dtype (f32 | f16)
-  uint32_t queries;          // patches per workgroup (flash)
+  uint32_t queries;          // patches per workgroup (flash); the most tried (fragments)
   uint32_t max_tile;         // keys per shared-memory tile, halved to fit the device
   uint32_t min_tile;         // below this the variant is not worth running
   bool subgroup;             // tile reductions with subgroup arithmetic (USE_SUBGROUP module)
-  bool f16_shared;           // K/V tiles stored as packed f16 pairs, f32 accumulation
+  bool f16_shared;           // K/V tiles stored as packed f16 pairs, f32 accumulation (fragments: Q too)
+  bool cooperative_matrix;   // fragments on VK_NV_cooperative_matrix (else their plain-GLSL build)
   bool head_major;           // runs in HPD; PHD tensors are transposed in and out
   uint32_t max_head_dim;
   uint32_t workgroup_size;

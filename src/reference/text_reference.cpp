@@ -8,6 +8,7 @@
 #include <string>
 
 #include "reference/parallel.hpp"
+#include "shaders/text_kv_tier.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -32,7 +33,8 @@ void require_size(std::span<const T> span, uint64_t expected, const char* name, 
 }
 
 void validate(const TextAttentionParams& p, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<const uint32_t> page_table) {
+              std::span<const float> v, std::span<const uint32_t> page_table, std::span<const float> hot_k,
+              std::span<const float> hot_v) {
   require_positive(p.num_heads, "num_heads");
   require_positive(p.num_kv_heads, "num_kv_heads");
   require_positive(p.head_dim, "head_dim");
@@ -49,8 +51,16 @@ void validate(const TextAttentionParams& p, std::span<const float> q, std::span<
   const uint64_t B = p.batch, S = p.seq_len, H = p.num_heads, Hkv = p.num_kv_heads, D = p.head_dim;
   const uint64_t C = p.kv_capacity;
   require_size(q, B * S * H * D, "q", fmt::format("[B, S, H, D] = [{}, {}, {}, {}]", B, S, H, D));
+  if (p.layout == KvLayout::tiered) {
+    if (p.hot_window == 0) invalid("hot_window: expected > 0 for the tiered layout, got 0");
+    const std::string shape = fmt::format("[B, hot_window, Hkv, D] = [{}, {}, {}, {}]", B, p.hot_window, Hkv, D);
+    require_size(hot_k, B * p.hot_window * Hkv * D, "hot_k", shape);
+    require_size(hot_v, B * p.hot_window * Hkv * D, "hot_v", shape);
+  } else if (!hot_k.empty() || !hot_v.empty()) {
+    invalid(fmt::format("hot_k: expected no entries for the {} layout, got {}", to_string(p.layout), hot_k.size()));
+  }
 
-  if (p.layout != KvLayout::paged) {
+  if (p.slot_layout() != KvLayout::paged) {
     const std::string shape = fmt::format("[B, C, Hkv, D] = [{}, {}, {}, {}]", B, C, Hkv, D);
     require_size(k, B * C * Hkv * D, "k", shape);
     require_size(v, B * C * Hkv * D, "v", shape);
@@ -59,7 +69,7 @@ void validate(const TextAttentionParams& p, std::span<const float> q, std::span<
                           page_table.size()));
     for (uint32_t b = 0; b < p.batch; ++b) {
       const uint64_t len = p.kv_len_of(b), end = uint64_t{p.kv_start_of(b)} + len;
-      if (p.layout == KvLayout::contiguous && end > C)
+      if (p.slot_layout() == KvLayout::contiguous && end > C)
         invalid(fmt::format("kv_capacity: expected >= kv_start + kv_len = {} for sequence {}, got {}", end, b, C));
       if (p.layout == KvLayout::ring && len > C)
         invalid(fmt::format("kv_capacity: expected >= kv_len = {} ring slots for sequence {}, got {}", len, b, C));
@@ -94,43 +104,53 @@ void validate(const TextAttentionParams& p, std::span<const float> q, std::span<
 
 std::vector<double> text_attention(const TextAttentionParams& p, std::span<const float> q,
                                    std::span<const float> k, std::span<const float> v,
-                                   std::span<const uint32_t> page_table) {
-  validate(p, q, k, v, page_table);
+                                   std::span<const uint32_t> page_table, std::span<const float> hot_k,
+                                   std::span<const float> hot_v) {
+  validate(p, q, k, v, page_table, hot_k, hot_v);
   const uint64_t S = p.seq_len, H = p.num_heads, Hkv = p.num_kv_heads, D = p.head_dim;
   const uint64_t C = p.kv_capacity;
   const uint64_t group = H / Hkv;
   const double scale = p.effective_scale();
   const double softcap = p.softcap;
 
-  // Row of k/v (a [*, Hkv, D] block) holding position `pos` of sequence b.
-  auto kv_row = [&](uint64_t b, uint64_t pos) -> uint64_t {
-    switch (p.layout) {
-      case KvLayout::contiguous: return b * C + pos;
-      case KvLayout::ring: return b * C + pos % C;
-      case KvLayout::paged: return uint64_t{page_table[b * p.max_pages + pos / C]} * C + pos % C;
+  // Where position `pos` of sequence b lives: a row (a [*, Hkv, D] block) of
+  // k/v, or of hot_k/hot_v when `hot`.
+  struct Row {
+    uint64_t index;
+    bool hot;
+  };
+  auto kv_row = [&](uint64_t b, uint64_t pos, bool hot) -> Row {
+    if (hot) return {b * p.hot_window + text::text_tier_hot_slot(uint32_t(pos), p.hot_window), true};
+    switch (p.slot_layout()) {
+      case KvLayout::contiguous: return {b * C + pos, false};
+      case KvLayout::ring: return {b * C + pos % C, false};
+      case KvLayout::paged: return {uint64_t{page_table[b * p.max_pages + pos / C]} * C + pos % C, false};
+      case KvLayout::tiered: break;  // not a slot layout
     }
-    return 0;
+    return {0, false};
   };
 
   std::vector<double> out(q.size(), 0.0);
   // One output row per (b, i, h), independent of the others.
   parallel_rows(uint64_t{p.batch} * S * H, [&](uint64_t first, uint64_t last) {
     std::vector<double> scores;
-    std::vector<uint64_t> rows;  // k/v rows of the visible keys, matching `scores`
+    std::vector<Row> rows;  // k/v rows of the visible keys, matching `scores`
     for (uint64_t row_index = first; row_index < last; ++row_index) {
       const uint64_t b = row_index / (S * H), i = row_index / H % S, h = row_index % H;
       const uint64_t kv_len = p.kv_len_of(b), kv_start = p.kv_start_of(b), start_pos = p.start_pos_of(b);
       const uint64_t q_pos = start_pos + i;
       const uint64_t kv_head = h / group;
       const float* qrow = &q[((b * S + i) * H + h) * D];
+      const uint64_t hot_from =
+          p.layout == KvLayout::tiered ? text::text_tier_hot_from(uint32_t(kv_len), p.hot_window) : kv_len;
       scores.clear();
       rows.clear();
       for (uint64_t j = 0; j < kv_len; ++j) {
         const uint64_t k_pos = kv_start + j;
         if (p.causal && k_pos > q_pos) continue;
         if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
-        const uint64_t row = kv_row(b, k_pos);
-        const float* krow = &k[(row * Hkv + kv_head) * D];
+        const Row row = kv_row(b, k_pos, j >= hot_from);
+        const float* krow = &(row.hot ? hot_k : k)[(row.index * Hkv + kv_head) * D];
         double dot = 0.0;
         for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
         double score = scale * dot;
@@ -145,7 +165,7 @@ std::vector<double> text_attention(const TextAttentionParams& p, std::span<const
       for (double& s : scores) sum += (s = std::exp(s - max_score));
       double* orow = &out[((b * S + i) * H + h) * D];
       for (size_t t = 0; t < scores.size(); ++t) {
-        const float* vrow = &v[(rows[t] * Hkv + kv_head) * D];
+        const float* vrow = &(rows[t].hot ? hot_v : v)[(rows[t].index * Hkv + kv_head) * D];
         const double w = scores[t] / sum;
         for (uint64_t d = 0; d < D; ++d) orow[d] += w * double{vrow[d]};
       }

@@ -1,8 +1,9 @@
 #version 450
-// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill: one
-// source, built twice. The default build takes its 16x16 fragments from
-// GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel takes them from
-// a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
+// Tensor-core flash attention (FlashAttention-2 tiling) for text prefill,
+// decode and vision (a bidirectional call of one sequence whose strides say
+// PHD or HPD): one source, built twice. The default build takes its 16x16
+// fragments from GL_NV_cooperative_matrix; with FLASH_EMULATED the same kernel
+// takes them from a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
 // tiling, masking, softmax and addressing below against the oracle.
 //
 // A workgroup of NW warps owns ROWS = NW x 16 = Q_POS x HEAD_GROUP query rows
@@ -14,68 +15,104 @@
 // buffers. Within a tile a warp touches only its own rows' scores, P and
 // softmax state, so it synchronises with itself alone (warp_barrier) and the
 // warps overlap one another's matrix and softmax work.
+// A head dim that is not a multiple of 16 (SigLIP's 72) is padded to one in
+// shared memory with zero lanes: they add nothing to Q K^T, and the output
+// columns they give are never written.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
 //   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
 //   step 3: per row (two invocations, half the keys each), mask, scale,
 //           softcap, online softmax in f32; P as f16 over S; rescale alpha;
 //   step 4: O = diag(alpha) O + P V in f32 accumulators;
 //   step 5: one normalisation by the row sums, output written.
+//
+// Decode runs the same steps with SPLIT: a query position's HEAD_GROUP heads
+// fill (part of) one warp's 16 rows, so the heads sharing a KV head score its
+// keys with one matrix product instead of one dot product each; the keys are
+// cut into num_splits chunks of whole tiles, and step 5 leaves un-normalised
+// partials for text_split_reduce.comp.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 
 #include "text_attention_interface.h"
 #include "flash_interface.h"
 #include "text_common.glsl"
 
-layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 8
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
 layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
 layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F16;  // f32 or f16
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16 only
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16, or f32 rounded to f16 when staged
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
-layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf { uvec4 o_words[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
 layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
 
 const uint ROWS = Q_POS * HEAD_GROUP;
-const uint D8 = D / 8;                             // words of one f16 row
-const uint D16 = D / FLASH_FRAG;                   // fragments across the head dim
+const uint D8 = D / 8;                             // f16 words of one row's real columns
+const uint DP8 = FLASH_PADDED_DIM(D) / 8;          // f16 words of a staged row, zero past D8
+const uint D16 = FLASH_PADDED_DIM(D) / FLASH_FRAG;  // fragments across the padded head dim
+const uint D4 = D / 4;                             // vec4s of one row's real columns (partials)
 const uint TK16 = TK / FLASH_FRAG;                 // fragments across a key tile
-const uint ROW_WORDS = D8 + FLASH_ROW_PAD_WORDS;   // a staged Q/K/V row
+const uint ROW_WORDS = DP8 + FLASH_ROW_PAD_WORDS;  // a staged Q/K/V row
 const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
 const uint Q_WORDS = ROWS * ROW_WORDS;
 const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
 const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16) overwrites its front
 const uint S_BASE = KV_REGION;
 const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
-const uint KV_CHUNKS = (TK * D8 + WG - 1) / WG;    // words of K (and of V) each invocation loads per tile
+const uint KV_CHUNKS = (TK * DP8 + WG - 1) / WG;   // words of K (and of V) each invocation stages per tile
 const float NEG_INF = -1.0 / 0.0;
 
 shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
+shared uint max_moved[WG / FLASH_WARP];  // per warp: 1 + the last tile in which one of its rows' maxima rose
 shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
 shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
-#include "text_kv_addressing.glsl"
 #include "text_key_range.glsl"
+#include "text_kv_addressing.glsl"
+#include "text_row_write.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
 #else
 #include "flash_fragment_coopmat.glsl"
 #endif
+
+// Word w (8 columns) of the row starting at element `elem` of a Q, K or V
+// buffer, as f16: f32 storage is rounded here, once.
+#define F16_ROW_WORD(words, type, elem, w)                                                           \
+  ((type) == TEXT_DT_F16 ? words[(elem) / 8 + (w)]                                                 \
+                         : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
+                                      uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
+
+uvec4 pack_f16x8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
+
+// Word w of a K (is_k) or V row as f16, from either tier (the hot ring is f16).
+uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
+  if (kv_row_type(row.hot) == TEXT_DT_F16) return kv_word4(is_k, row, w);
+  return pack_f16x8(uintBitsToFloat(kv_word4(is_k, row, 2 * w)), uintBitsToFloat(kv_word4(is_k, row, 2 * w + 1)));
+}
 
 // The next tile, in flight in registers while the current one is used.
 uvec4 k_next[KV_CHUNKS];
@@ -88,11 +125,11 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     const uint i = tid + a * WG;
     k_next[a] = uvec4(0);
     v_next[a] = uvec4(0);  // zero rows: masked keys must not bring NaN into P V
-    const uint j = t0 + i / D8;
-    uint outer, inner;
-    if (i < TK * D8 && j < j_hi && kv_coords(b, kv_start + j, outer, inner)) {
-      k_next[a] = k_words[k_row_elem(outer, inner, kvh) / 8 + i % D8];
-      v_next[a] = v_words[v_row_elem(outer, inner, kvh) / 8 + i % D8];
+    const uint j = t0 + i / DP8, w = i % DP8;
+    KvRow row = kv_row_none();
+    if (i < TK * DP8 && w < D8 && j < j_hi && kv_row(b, kv_start + j, kvh, row)) {
+      k_next[a] = kv_f16_word(true, row, w);
+      v_next[a] = kv_f16_word(false, row, w);
     }
   }
   const uint j = t0 + tid;
@@ -104,12 +141,25 @@ void put_tile(uint stage) {
   const uint tid = gl_LocalInvocationIndex;
   [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
     const uint i = tid + a * WG;
-    if (i >= TK * D8) break;
-    const uint at = stage * STAGE_WORDS + (i / D8) * ROW_WORDS + i % D8;
+    if (i >= TK * DP8) break;
+    const uint at = stage * STAGE_WORDS + (i / DP8) * ROW_WORDS + i % DP8;
     tile_pool[at] = k_next[a];
     tile_pool[at + TK * ROW_WORDS] = v_next[a];
   }
   if (tid < TK) key_pos[stage * TK + tid] = pos_next;
+}
+
+// Whether every query row of the workgroup (positions q_first..q_last, both
+// valid) sees every key of the tile starting at key index j0: then the
+// softmax skips the per-pair mask. Interior tiles of bidirectional (vision)
+// and causal calls are; a paged tile never is, since a key behind a bad page
+// entry is masked one by one. j0 + TK <= j_hi keeps every position below
+// TEXT_INVALID_POS, so nothing here wraps.
+bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bool causal) {
+  if (kv_slot_layout() == TEXT_LAYOUT_PAGED || j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
+  const uint k_first = kv_start + j0, k_last = k_first + TK - 1u;
+  if (causal && k_last > q_first) return false;
+  return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
 }
 
 void main() {
@@ -119,7 +169,8 @@ void main() {
   const uint groups_per_kv = (pc.num_heads / pc.num_kv_heads) / HEAD_GROUP;
   const uint kvh = gl_WorkGroupID.y / groups_per_kv;
   const uint head0 = kvh * (pc.num_heads / pc.num_kv_heads) + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
-  const uint b = gl_WorkGroupID.z;
+  const uint b = gl_WorkGroupID.z / pc.num_splits;
+  const uint split = gl_WorkGroupID.z % pc.num_splits;
   // Indirect dispatches may ask for more workgroups than the call has.
   if (b >= pc.batch || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
 
@@ -127,13 +178,15 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
+  kv_tier_begin(kv_len, kv_start);
 
   // Keys these rows can see at all (causal ends early, a window starts late;
   // fully masked tiles are never visited), clamped to the cache.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
-  const uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q),
-                                     text_query_pos(start_pos, last_q), pc.window, causal, LAYOUT, pc.capacity,
-                                     pc.max_pages);
+  const uint q_first = text_query_pos(start_pos, group_q), q_last = text_query_pos(start_pos, last_q);
+  uvec2 range = text_key_range(kv_len, kv_start, q_first, q_last, pc.window, causal, kv_slot_layout(), pc.capacity,
+                               pc.max_pages);
+  if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, TK);
   const uint j_lo = range.x, j_hi = range.y;
   const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
 
@@ -142,20 +195,11 @@ void main() {
     const uint qi = group_q + r / HEAD_GROUP;
     row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
   }
-  for (uint i = tid; i < ROWS * D8; i += WG) {
-    const uint r = i / D8, w = i % D8;
+  for (uint i = tid; i < ROWS * DP8; i += WG) {
+    const uint r = i / DP8, w = i % DP8;
     const uint qi = group_q + r / HEAD_GROUP;
     uvec4 word = uvec4(0);
-    if (qi < pc.seq_len) {
-      const uint elem = q_row_elem(b, qi, head0 + r % HEAD_GROUP);
-      if (Q_TYPE == TEXT_DT_F16) {
-        word = q_words[elem / 8 + w];
-      } else {
-        const vec4 lo = uintBitsToFloat(q_words[elem / 4 + 2 * w]);
-        const vec4 hi = uintBitsToFloat(q_words[elem / 4 + 2 * w + 1]);
-        word = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-      }
-    }
+    if (qi < pc.seq_len && w < D8) word = F16_ROW_WORD(q_words, Q_TYPE, q_row_elem(b, qi, head0 + r % HEAD_GROUP), w);
     tile_pool[r * ROW_WORDS + w] = word;
   }
   barrier();
@@ -179,6 +223,7 @@ void main() {
   const uint my_scores = S_BASE + my_row * S_STRIDE;
   const uint my_qpos = row_pos[my_row];
   float run_max = NEG_INF, run_sum = 0.0;
+  if (tid % FLASH_WARP == 0u) max_moved[warp] = 0u;
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
@@ -202,11 +247,13 @@ void main() {
     // exchanged P (f16) may overwrite the score row.
     float sc[HALF_TK];
     float tile_max = NEG_INF;
+    const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
     [[unroll]] for (uint w = 0; w < HALF_TK / 4; ++w) {
       const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         float s = NEG_INF;
-        if (text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window, causal)) {
+        if (whole || text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window,
+                                      causal)) {
           s = raw[e] * pc.scale;
           if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
         }
@@ -232,13 +279,19 @@ void main() {
     run_sum = run_sum * alpha + total;
     run_max = m_new;
     if (my_half == 0u) row_alpha[my_row] = alpha;
+    // Stamped with the tile, so the flag needs no reset between tiles.
+    if (alpha != 1.0) max_moved[warp] = t + 1u;
     warp_barrier();
 
-    // Step 4: O = diag(alpha) O + P V.
+    // Step 4: O = diag(alpha) O + P V. Once the rows' maxima settle most
+    // tiles leave every alpha at 1, and the warp skips the rescale (a
+    // branch uniform in the warp: all its invocations read one flag).
     // Every fragment of one type has one layout: element i of each is on row_of[i].
-    [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
-      const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
-      FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+    if (max_moved[warp] == t + 1u) {
+      [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
+        const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
+        FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+      }
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
@@ -254,36 +307,29 @@ void main() {
     barrier();
   }
 
-  // Step 5: normalise once; each 16x16 block goes out through this warp's
-  // score rows (a row that saw no key has sum 0 and outputs zeros).
+  // Step 5: each 16x16 block goes out through this warp's score rows, its
+  // rows normalised once by their sums (a row that saw no key has sum 0 and
+  // outputs zeros) or, with SPLIT, left as partials with their max and sum.
   part_sum[tid] = run_sum;
+  part_max[tid] = run_max;  // both invocations of a row hold the row's max
   barrier();
   const uint lane = tid % FLASH_WARP;
   const uint r = warp * FLASH_FRAG + lane / 2;
   const uint qi = group_q + r / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
-  [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
-    const uint rr = warp * FLASH_FRAG + uint(row_of[i]);
-    const float l = part_sum[rr * 2] + part_sum[rr * 2 + 1];
-    FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= l > 0.0 ? 1.0 / l : 0.0;
-  }
+  const float row_sum = part_sum[r * 2] + part_sum[r * 2 + 1];
+  const float row_max = part_max[r * 2];
   // Unrolled like every loop over o_acc: an array of fragments indexed at run
   // time would leave registers for memory.
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
     frag_store_c(o_acc[n], warp_s, S_STRIDE);
     barrier();
-    if (qi < pc.seq_len) {
-      const vec4 lo = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4]);
-      const vec4 hi = uintBitsToFloat(tile_pool[S_BASE + r * S_STRIDE + half_col / 4 + 1]);
-      const uint col = n * FLASH_FRAG + half_col;
-      const uint elem = o_row_elem(b, qi, head0 + r % HEAD_GROUP) + col;
-      const uvec4 wlo = pack_vec4(O_TYPE, lo), whi = pack_vec4(O_TYPE, hi);
-      if (O_TYPE == TEXT_DT_F32) {
-        o_words[elem / 4] = wlo;
-        o_words[elem / 4 + 1] = whi;
-      } else {
-        o_words[elem / 8] = uvec4(wlo.xy, whi.xy);
-      }
+    const uint col = n * FLASH_FRAG + half_col;
+    if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
+      const uint at = S_BASE + r * S_STRIDE + half_col / 4;
+      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
+      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max,
+                     row_sum);
     }
     barrier();
   }

@@ -8,6 +8,8 @@
 // (one subgroup on the tensor-core build); each such warp owns 16 query rows.
 #define FLASH_FRAG 16
 #define FLASH_WARP 32
+// A head dim (a multiple of 8) padded to whole fragments; the padding is zeros.
+#define FLASH_PADDED_DIM(d) (((d) + FLASH_FRAG - 1) / FLASH_FRAG * FLASH_FRAG)
 // Shared memory is addressed in 16-byte words (8 f16 or 4 f32). Staged rows are
 // padded by one word so the 16 rows a fragment load touches start in different
 // banks.
@@ -20,5 +22,7 @@
 // factor per query row, max and sum per row part; position per key per stage.
 #define FLASH_ROW_STATE_BYTES (8 + 8 * FLASH_ROW_LANES)
 #define FLASH_KEY_STATE_BYTES 8
+// Per warp (16 rows): the tile in which one of its rows' maxima last rose.
+#define FLASH_WARP_STATE_BYTES 4
 
 #endif

@@ -12,3 +12,15 @@ vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_fl
 # source, which any device runs (CI checks the engine with it on lavapipe).
 vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
 vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)
+# The same kernels reading K/V through buffer device addresses, for pools past
+# one storage-buffer binding (created only on devices with bufferDeviceAddress;
+# TextVariant::module_by_address names them).
+vkattn_shader(text_attention_kv_address src/shaders/text_attention.comp KV_BY_ADDRESS=1)
+vkattn_shader(text_attention_subgroup_kv_address src/shaders/text_attention.comp USE_SUBGROUP=1 KV_BY_ADDRESS=1)
+vkattn_shader(text_decode_online_kv_address src/shaders/text_decode_online.comp KV_BY_ADDRESS=1)
+vkattn_shader(text_decode_online_subgroup_kv_address src/shaders/text_decode_online.comp USE_SUBGROUP=1 KV_BY_ADDRESS=1)
+vkattn_shader(text_decode_flash_kv_address src/shaders/text_decode_flash.comp KV_BY_ADDRESS=1)
+vkattn_shader(flash_coopmat_kv_address src/shaders/flash_coopmat.comp KV_BY_ADDRESS=1)
+vkattn_shader(flash_coopmat_emulated_kv_address src/shaders/flash_coopmat.comp FLASH_EMULATED=1 KV_BY_ADDRESS=1)
+# KV-cache writes (kv_append): one module, flavours by specialization constant.
+vkattn_shader(kv_append src/shaders/kv_append.comp)

@@ -12,6 +12,10 @@
 // text_split_reduce.comp; otherwise the normalised output is written.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 #ifdef USE_SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -31,12 +35,11 @@ layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
@@ -45,6 +48,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint ROWS = Q_POS * HEAD_GROUP;
 const uint D4 = D / 4;
@@ -63,9 +67,9 @@ shared float row_max[ROWS];
 shared float row_sum[ROWS];
 shared float row_alpha[ROWS];
 
+#include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
-#include "text_key_range.glsl"
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -82,13 +86,14 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
+  kv_tier_begin(kv_len, kv_start);
 
   // Keys this workgroup can see at all (causal ends early, a window starts
   // late), clamped to the cache: values read from GPU buffers were not
   // validated on the host.
   const uint last_q = min(group_q + Q_POS, pc.seq_len) - 1u;
   uvec2 range = text_key_range(kv_len, kv_start, text_query_pos(start_pos, group_q), text_query_pos(start_pos, last_q),
-                               pc.window, causal, LAYOUT, pc.capacity, pc.max_pages);
+                               pc.window, causal, kv_slot_layout(), pc.capacity, pc.max_pages);
   if (SPLIT != 0u) range = text_split_range(range, split, pc.num_splits);
   const uint j_lo = range.x, j_hi = range.y;
 
@@ -127,11 +132,15 @@ void main() {
     for (uint i = tid; i < TK * KV_WORDS_PER_ROW; i += WG) {
       uint jj = i / KV_WORDS_PER_ROW, w = i % KV_WORDS_PER_ROW;
       vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
-      uint outer, inner;
-      if (jj < j_hi - t0 && kv_coords(b, kv_start + t0 + jj, outer, inner)) {
-        const uint epw = elems_per_word4(KV_TYPE);
-        unpack_words(KV_TYPE, k_words[k_row_elem(outer, inner, kvh) / epw + w], klo, khi);
-        unpack_words(KV_TYPE, v_words[v_row_elem(outer, inner, kvh) / epw + w], vlo, vhi);
+      KvRow row = kv_row_none();
+      if (jj < j_hi - t0 && kv_row(b, kv_start + t0 + jj, kvh, row)) {
+        if (kv_quantized() && !row.hot) {  // quantized cold rows: units of 8 codes and their scale
+          kvq_unpack8(kvq_load8(true, row.k + 8u * w), klo, khi);
+          kvq_unpack8(kvq_load8(false, row.v + 8u * w), vlo, vhi);
+        } else {
+          unpack_words(kv_row_type(row.hot), kv_word4(true, row, w), klo, khi);
+          unpack_words(kv_row_type(row.hot), kv_word4(false, row, w), vlo, vhi);
+        }
       }
       if (KV_TYPE == TEXT_DT_F32) {
         k_tile[jj * K_STRIDE + w] = klo;

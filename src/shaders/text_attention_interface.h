@@ -17,7 +17,8 @@
 #define TEXT_SC_ACC_CHUNKS 10    // vec4 accumulators per invocation = ceil(rows*D/4 / WG)
 #define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online/_flash: lanes per subgroup (the required size)
 #define TEXT_SC_KEY_LANES 12      // text_decode_flash: lanes sharing one key row (a power of two <= subgroup size)
-#define TEXT_SC_COUNT 13
+#define TEXT_SC_KV_GROUP 13       // quantized KV: elements per scale (KV_QUANT_GROUP_ROW: one per row)
+#define TEXT_SC_COUNT 14
 
 // text_decode_flash merges its subgroups' (m, l, acc) in shared memory: vec4s
 // of acc for `nsg` subgroups x `heads` query heads x head dim `d`, plus one
@@ -29,16 +30,20 @@
 #define TEXT_DT_F32 0
 #define TEXT_DT_F16 1
 #define TEXT_DT_BF16 2
+#define TEXT_DT_INT8 3  // quantized KV (kv_quant_interface.h), scales in TEXT_BIND_K_SCALE / _V_SCALE
+#define TEXT_DT_INT4 4
 
 #define TEXT_LAYOUT_CONTIGUOUS 0
 #define TEXT_LAYOUT_RING 1
 #define TEXT_LAYOUT_PAGED 2
+#define TEXT_LAYOUT_TIERED 3  // hot f16 ring + cold tier (contiguous, or paged with TEXT_FLAG_COLD_PAGED)
 
 // Push-constant flag bits.
 #define TEXT_FLAG_CAUSAL 1u
 #define TEXT_FLAG_KV_LEN_BUFFER 2u     // kv_len[b] from binding 5
 #define TEXT_FLAG_START_POS_BUFFER 4u  // start_pos[b] from binding 6
 #define TEXT_FLAG_KV_START_BUFFER 8u   // kv_start[b] from binding 7
+#define TEXT_FLAG_COLD_PAGED 16u       // TEXT_LAYOUT_TIERED: the cold tier is a paged pool
 
 // Bindings.
 #define TEXT_BIND_Q 0
@@ -51,8 +56,16 @@
 #define TEXT_BIND_KV_START 7
 #define TEXT_BIND_PARTIAL_O 8   // f32 [B, splits, S, H, D]
 #define TEXT_BIND_PARTIAL_ML 9  // f32 [B, splits, S, H, 2] (running max, running sum)
-#define TEXT_BINDINGS 10
+#define TEXT_BIND_K_SCALE 10    // quantized KV: f16 scales [rows of K, groups]
+#define TEXT_BIND_V_SCALE 11
+#define TEXT_BIND_HOT_K 12      // TEXT_LAYOUT_TIERED: f16 [B, hot_window, Hkv, D]
+#define TEXT_BIND_HOT_V 13
+#define TEXT_BIND_KV_ADDRESS 14  // KV_BY_ADDRESS modules: u32 [4], the device addresses of K and V (lo, hi)
+#define TEXT_BINDINGS 15
 
+// Shaders of other ops that share the dtype and layout codes (kv_append.comp)
+// define TEXT_CODES_ONLY: they declare push constants of their own.
+#ifndef TEXT_CODES_ONLY
 #ifdef __cplusplus
 #include <cstdint>
 namespace vkattn::text {
@@ -85,6 +98,7 @@ TEXT_PUSH_STRUCT {
   uint k_strides[3];
   uint v_strides[3];
   uint o_strides[3];
+  uint hot_window;  // TEXT_LAYOUT_TIERED: slots of the hot ring (> 0)
 }
 #ifdef __cplusplus
 ;
@@ -92,5 +106,6 @@ TEXT_PUSH_STRUCT {
 #else
 pc;
 #endif
+#endif  // TEXT_CODES_ONLY
 
 #endif

@@ -22,6 +22,10 @@
 // splits past the end see no key and write an empty partial.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 
@@ -39,12 +43,11 @@ layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
 layout(constant_id = TEXT_SC_KEY_LANES) const uint KEY_LANES = 16;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf { uvec4 k_words[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf { uvec4 v_words[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
@@ -53,8 +56,9 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
-const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word
+const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
 const uint ROW_WORDS = D / EPW;                                     // words per K/V row
 const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
 const uint GROUPS_PER_SG = SG / KEY_LANES;
@@ -66,9 +70,9 @@ const float NEG_INF = -1.0 / 0.0;
 shared vec4 merge_acc[TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)];
 shared vec2 merge_ml[NSG * HEAD_GROUP];
 
+#include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
-#include "text_key_range.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
 void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
@@ -78,6 +82,12 @@ void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
   } else {
     unpack_words(Q_TYPE, q_words[(row + e) / 8u], lo, hi);
   }
+}
+
+// A loaded K/V word (or quantized unit) as values.
+void kv_unpack(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
+  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) kvq_unpack8(w, lo, hi);
+  else unpack_words(type, w, lo, hi);
 }
 
 // Sum over the KEY_LANES lanes of this lane's key group; every lane gets it.
@@ -106,7 +116,8 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const uint qpos = text_query_pos(start_pos, qi);
-  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, LAYOUT,
+  kv_tier_begin(kv_len, kv_start);
+  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, kv_slot_layout(),
                                pc.capacity, pc.max_pages);
   if (SPLIT != 0u) range = text_split_range_in_steps(range, split, pc.num_splits, KEY_GROUPS * TILE_KEYS);
   const uint lo = range.x, hi = range.y;
@@ -139,25 +150,28 @@ void main() {
   for (uint j0 = lo; j0 < hi; j0 += min(KEY_GROUPS * TILE_KEYS, hi - j0)) {
     // Step 1: every load of the step in flight together.
     uvec4 kw[TILE_KEYS][WORDS_PER_LANE], vw[TILE_KEYS][WORDS_PER_LANE];
-    bool ok[TILE_KEYS];
+    bool ok[TILE_KEYS], hot[TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       const uint j = group + u * KEY_GROUPS;  // key offset inside the step
-      uint outer = 0u, inner = 0u;
-      ok[u] = j < hi - j0 && kv_coords(b, kv_start + j0 + j, outer, inner);
-      const uint kbase = ok[u] ? k_row_elem(outer, inner, kvh) / EPW : 0u;
-      const uint vbase = ok[u] ? v_row_elem(outer, inner, kvh) / EPW : 0u;
+      KvRow row = kv_row_none();
+      ok[u] = j < hi - j0 && kv_row(b, kv_start + j0 + j, kvh, row);
+      hot[u] = row.hot;
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
         const uint c = key_lane + w * KEY_LANES;
         const bool in_row = ok[u] && c < ROW_WORDS;
-        kw[u][w] = in_row ? k_words[kbase + c] : uvec4(0u);
-        vw[u][w] = in_row ? v_words[vbase + c] : uvec4(0u);
+        // The hot ring's f16 rows have as many words as the (16-bit) cold rows;
+        // quantized cold rows: a unit of 8 codes and its scale (4 or 8 bytes
+        // per lane instead of 16).
+        const bool codes = kv_quantized() && !row.hot;
+        kw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(true, row.k + c * EPW) : kv_word4(true, row, c);
+        vw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(false, row.v + c * EPW) : kv_word4(false, row, c);
       }
     }
     // Step 2: scores of every head for the step's keys.
     float s[HEAD_GROUP][TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 klo[WORDS_PER_LANE], khi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(KV_TYPE, kw[u][w], klo[w], khi[w]);
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), kw[u][w], klo[w], khi[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         float d = 0.0;
         [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
@@ -188,7 +202,7 @@ void main() {
     }
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 vlo[WORDS_PER_LANE], vhi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) unpack_words(KV_TYPE, vw[u][w], vlo[w], vhi[w]);
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), vw[u][w], vlo[w], vhi[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         const float p = text_softmax_weight(s[g][u], m[g]);
         l[g] += p;

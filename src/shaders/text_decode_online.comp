@@ -18,6 +18,10 @@
 // dimension and the lane sums go through a shared-memory tree instead.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
 #ifdef USE_SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -34,6 +38,7 @@ layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
 #ifdef USE_SUBGROUP
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
 #else
@@ -43,10 +48,6 @@ const uint SG = WG;  // one group of lanes: the workgroup
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
 layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf4 { uvec4 k_words4[]; };
-layout(std430, binding = TEXT_BIND_K) readonly buffer KBuf2 { uvec2 k_words2[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf4 { uvec4 v_words4[]; };
-layout(std430, binding = TEXT_BIND_V) readonly buffer VBuf2 { uvec2 v_words2[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
 layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
@@ -55,6 +56,7 @@ layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint st
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+#include "kv_quant.glsl"
 
 const uint D4 = D / 4;
 const uint CPL = (D4 + SG - 1) / SG;  // vec4 slices per lane
@@ -68,18 +70,19 @@ shared float merge_m[NSG * HEAD_GROUP];
 shared float merge_l[NSG * HEAD_GROUP];
 shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
 
-// vec4 slice `c` (in units of 4 elements) of the row starting at element `row_elem`.
-vec4 load_slice(bool is_k, uint row_elem, uint c) {
-  uint e = row_elem + 4u * c;
-  if (KV_TYPE == TEXT_DT_F32) return uintBitsToFloat(is_k ? k_words4[e / 4u] : v_words4[e / 4u]);
-  uvec2 w = is_k ? k_words2[e / 4u] : v_words2[e / 4u];
-  if (KV_TYPE == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-  return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
-}
-
+#include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
-#include "text_key_range.glsl"
+
+// vec4 slice `c` (4 elements) of a K (is_k) or V row.
+vec4 load_slice(bool is_k, KvRow row, uint c) {
+  const uint type = kv_row_type(row.hot);
+  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) return kvq_load4(is_k, (is_k ? row.k : row.v) + 4u * c);
+  if (type == TEXT_DT_F32) return uintBitsToFloat(kv_word4(is_k, row, c));
+  uvec2 w = kv_word2(is_k, row, c);
+  if (type == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
+}
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -102,7 +105,8 @@ void main() {
   const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
   const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
   const uint qpos = text_query_pos(start_pos, qi);
-  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, LAYOUT,
+  kv_tier_begin(kv_len, kv_start);
+  uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u, kv_slot_layout(),
                                pc.capacity, pc.max_pages);
   if (SPLIT != 0u) range = text_split_range(range, split, pc.num_splits);
   const uint j_lo = range.x, j_hi = range.y;
@@ -144,15 +148,13 @@ void main() {
     vec4 vr[KB][CPL];
     bool ok[KB];
     [[unroll]] for (uint kk = 0; kk < KB; ++kk) {
-      uint outer, inner;
-      ok[kk] = kk < j_hi - j0 && kv_coords(b, kv_start + j0 + kk, outer, inner);
-      const uint k_base = ok[kk] ? k_row_elem(outer, inner, kvh) : 0u;
-      const uint v_base = ok[kk] ? v_row_elem(outer, inner, kvh) : 0u;
+      KvRow row = kv_row_none();
+      ok[kk] = kk < j_hi - j0 && kv_row(b, kv_start + j0 + kk, kvh, row);
       [[unroll]] for (uint c = 0; c < CPL; ++c) {
         uint ci = lane + c * SG;
         bool in_row = ok[kk] && ci < D4;
-        kr[kk][c] = in_row ? load_slice(true, k_base, ci) : vec4(0.0);
-        vr[kk][c] = in_row ? load_slice(false, v_base, ci) : vec4(0.0);
+        kr[kk][c] = in_row ? load_slice(true, row, ci) : vec4(0.0);
+        vr[kk][c] = in_row ? load_slice(false, row, ci) : vec4(0.0);
       }
     }
     // Step 2: partial dot products, then their sums across the lanes.

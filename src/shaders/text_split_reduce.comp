@@ -21,8 +21,10 @@ layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[];
 layout(std430, binding = TEXT_BIND_PARTIAL_O) readonly buffer PartialO { vec4 partial_o[]; };
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) readonly buffer PartialML { vec2 partial_ml[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
-const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;  // addressing helpers' default; the reduce reads no keys
+const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;  // addressing helpers' defaults; the reduce reads no keys
+const uint KV_TYPE = TEXT_DT_F32;
 
+#include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 
 const uint D4 = D / 4;

@@ -29,12 +29,13 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t all
 }  // namespace
 
 Allocation::Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes,
-                       bool host_visible)
+                       bool host_visible, bool device_address)
     : device_(device), bytes_(bytes) {
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = bytes == 0 ? 4 : bytes;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT |
+               (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0u);
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(device_, &info, nullptr, &buffer_), fmt::format("creating a buffer of {} bytes", bytes));
   VkMemoryRequirements req;
@@ -44,7 +45,9 @@ Allocation::Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& 
     vkDestroyBuffer(device_, buffer_, nullptr);
     throw Error(ErrorKind::out_of_memory, fmt::format("no memory type for a buffer of {} bytes", bytes));
   }
-  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  VkMemoryAllocateFlagsInfo flags_info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  flags_info.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, device_address ? &flags_info : nullptr};
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = static_cast<uint32_t>(type);
   VkResult r = injected_fault(FaultSite::allocation);

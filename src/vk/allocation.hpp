@@ -10,7 +10,10 @@ namespace vkattn::vk {
 
 class Allocation {
  public:
-  Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible);
+  // device_address: the buffer may be read through its device address (the
+  // device has bufferDeviceAddress enabled).
+  Allocation(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize bytes, bool host_visible,
+             bool device_address);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;

@@ -94,6 +94,7 @@ static void for_each_field(Caps& c, F&& f) {
   f("shader_int16", c.shader_int16);
   f("storage_16bit", c.storage_16bit);
   f("storage_8bit", c.storage_8bit);
+  f("buffer_device_address", c.buffer_device_address);
   f("max_shared_memory_bytes", c.max_shared_memory_bytes);
   f("max_workgroup_invocations", c.max_workgroup_invocations);
   f("max_storage_buffer_range", c.max_storage_buffer_range);

@@ -103,6 +103,7 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   c.shader_int16 = feats.features.shaderInt16;
   c.storage_16bit = f11.storageBuffer16BitAccess;
   c.storage_8bit = f12.storageBuffer8BitAccess;
+  c.buffer_device_address = f12.bufferDeviceAddress;
   c.subgroup_size_control = sgcf.subgroupSizeControl && sgcf.computeFullSubgroups &&
                             (sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
 

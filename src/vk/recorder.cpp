@@ -130,7 +130,8 @@ void RecorderImpl::bind(const Pipeline& p, std::span<const BufferRef> buffers, s
   std::vector<VkDescriptorBufferInfo> infos(buffers.size());
   std::vector<VkWriteDescriptorSet> writes(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].range};
+    infos[i] = buffers[i].by_address ? VkDescriptorBufferInfo{rt_.placeholder_buffer(), 0, VK_WHOLE_SIZE}
+                                     : VkDescriptorBufferInfo{buffers[i].buffer, buffers[i].offset, buffers[i].range};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = static_cast<uint32_t>(i);

@@ -32,6 +32,9 @@ struct BufferRef {
   // vkattn's memory behind the buffer, held by the recorder until reset() so a
   // tensor dropped after recording stays valid for the recorded commands.
   std::shared_ptr<Allocation> keep;
+  // Read through its device address, not a binding (it may pass the binding
+  // range): ordered like the others, its binding gets the placeholder.
+  bool by_address = false;
 };
 
 inline BufferRef ref(const Tensor& t, Access a) { return {t.buffer(), t.offset(), t.bytes(), a, t.allocation()}; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -44,6 +45,7 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   const uint32_t index = choose_device(infos, selector);
   physical_ = pds[index];
   caps_ = infos[index].caps;
+  limit_storage_buffer_range(options.storage_buffer_range_limit);
   if (VK_API_VERSION_MINOR(caps_.api_version) < 2 && VK_API_VERSION_MAJOR(caps_.api_version) == 1)
     throw Error(ErrorKind::unsupported, fmt::format("device '{}': expected Vulkan 1.2 or newer, got 1.{}", caps_.name,
                                                     VK_API_VERSION_MINOR(caps_.api_version)));
@@ -60,6 +62,7 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   f12.shaderFloat16 = caps_.shader_float16;
   f12.shaderInt8 = caps_.shader_int8;
   f12.storageBuffer8BitAccess = caps_.storage_8bit;
+  f12.bufferDeviceAddress = caps_.buffer_device_address;
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   f11.storageBuffer16BitAccess = caps_.storage_16bit;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
@@ -103,7 +106,9 @@ Runtime::Runtime(const ExternalDevice& ext) {
   caps_.shader_int8 &= ext.shader_int8_enabled;
   caps_.subgroup_size_control &= ext.subgroup_size_control_enabled;
   caps_.cooperative_matrix_nv &= ext.cooperative_matrix_nv_enabled;
+  caps_.buffer_device_address &= ext.buffer_device_address_enabled;
   if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
+  limit_storage_buffer_range(0);
   if (static_cast<bool>(ext.lock_queue) != static_cast<bool>(ext.unlock_queue))
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("external device: expected lock_queue and unlock_queue both set or both unset, got {}",
@@ -111,6 +116,28 @@ Runtime::Runtime(const ExternalDevice& ext) {
   lock_queue_ = ext.lock_queue;
   unlock_queue_ = ext.unlock_queue;
   finish_setup();
+}
+
+void Runtime::limit_storage_buffer_range(uint64_t limit) {
+  if (limit == 0)
+    if (const char* env = std::getenv("VKATTN_MAX_STORAGE_BUFFER_RANGE")) {
+      char* end = nullptr;
+      limit = std::strtoull(env, &end, 10);
+      if (end == env || *end != '\0' || limit == 0)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("VKATTN_MAX_STORAGE_BUFFER_RANGE: expected a positive byte count, got '{}'", env));
+    }
+  if (limit > 0) caps_.max_storage_buffer_range = std::min<uint64_t>(caps_.max_storage_buffer_range, limit);
+}
+
+VkDeviceAddress Runtime::device_address(VkBuffer buffer) const {
+  if (!caps_.buffer_device_address)
+    throw Error(ErrorKind::unsupported,
+                fmt::format("device '{}': expected bufferDeviceAddress to read a buffer by address, got none",
+                            caps_.name));
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = buffer;
+  return vkGetBufferDeviceAddress(device_, &info);
 }
 
 void Runtime::finish_setup() {
@@ -181,10 +208,14 @@ void Runtime::wait_fence(VkFence fence, std::string_view doing) {
 
 std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visible) {
   require_alive();
-  if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes)
+  // maxMemoryAllocationSize is a soft limit: allocations past it may succeed
+  // (NVIDIA's do). They are only of use read by device address (a K/V pool
+  // past one binding), so they are tried where the device has that, and a
+  // driver that refuses one gives out_of_memory.
+  if (bytes > caps_.max_allocation_bytes && caps_.max_allocation_bytes && !caps_.buffer_device_address)
     throw Error(ErrorKind::out_of_memory, fmt::format("allocation: expected at most {} bytes (device limit), got {}",
                                                       caps_.max_allocation_bytes, bytes));
-  return std::make_shared<Allocation>(device_, memory_props_, bytes, host_visible);
+  return std::make_shared<Allocation>(device_, memory_props_, bytes, host_visible, caps_.buffer_device_address);
 }
 
 std::shared_ptr<Allocation> Runtime::acquire_scratch(VkDeviceSize bytes) {

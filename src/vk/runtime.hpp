@@ -54,6 +54,8 @@ class Runtime {
   void release_scratch(std::shared_ptr<Allocation> a);
   // A small zeroed buffer bound where a kernel's optional input is absent.
   VkBuffer placeholder_buffer();
+  // The device address of a buffer (needs caps().buffer_device_address).
+  VkDeviceAddress device_address(VkBuffer buffer) const;
   void upload(VkBuffer dst, VkDeviceSize offset, std::span<const std::byte> bytes);
   void download(VkBuffer src, VkDeviceSize offset, std::span<std::byte> bytes);
   // Runs a one-off command buffer to completion (transfers, tests); the caller
@@ -72,6 +74,10 @@ class Runtime {
   }
   const uint64_t id_ = next_id();
   void finish_setup();
+  // Lowers caps_.max_storage_buffer_range to `limit` bytes (0: to
+  // $VKATTN_MAX_STORAGE_BUFFER_RANGE when set), so pools past one binding can
+  // be tested on any device.
+  void limit_storage_buffer_range(uint64_t limit);
   VkCommandBuffer begin_one_shot();
   void end_one_shot(VkCommandBuffer cb);
   Allocation& staging(VkDeviceSize bytes);

@@ -58,6 +58,7 @@
   X(vkEnumeratePhysicalDevices) \
   X(vkFreeCommandBuffers) \
   X(vkFreeMemory) \
+  X(vkGetBufferDeviceAddress) \
   X(vkGetBufferMemoryRequirements) \
   X(vkGetDeviceQueue) \
   X(vkGetPhysicalDeviceFeatures2) \

@@ -2,6 +2,7 @@
  * recorder, every op (text, vision, pos-embed, audio) checked against the
  * float64 oracle, the plan query, and bad input reported by status and
  * message. Exit status 0 when every check passes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,73 @@ static void audio(vkattn_context ctx, vkattn_recorder rec) {
           (vkattn_tensor[]){t.q, t.k, t.v, t.per_dim_scale, t.rel_pos, t.out, NULL});
 }
 
+/* kv_append through the C API: two decode tokens written into an f32 ring at
+ * positions 5 and 13 (slot 5 both times: the second write wins), the rest of
+ * the cache untouched; then an int8 cache the attention call reads with its
+ * scales; a position past a contiguous cache is an error naming it. */
+static void kv_append_c(vkattn_context ctx, vkattn_recorder rec) {
+  const uint64_t src_shape[4] = {1, 1, 2, 16}, cache_shape[4] = {1, 8, 2, 16}, scale_shape[3] = {1, 8, 2};
+  float* first = random_floats(32, 1.0f);
+  float* second = random_floats(32, 1.0f);
+  float* zeros = calloc(8 * 2 * 16, sizeof(float));
+  vkattn_tensor k1 = tensor_with(ctx, src_shape, 4, first, 32), k2 = tensor_with(ctx, src_shape, 4, second, 32);
+  vkattn_tensor ck = tensor_with(ctx, cache_shape, 4, zeros, 256), cv = tensor_with(ctx, cache_shape, 4, zeros, 256);
+  const uint32_t pos1 = 5, pos2 = 13;
+  vkattn_kv_append_params p = {.batch = 1, .tokens = 1, .num_kv_heads = 2, .head_dim = 16, .layout = VKATTN_KV_RING,
+                               .kv_capacity = 8, .positions = &pos1, .positions_count = 1};
+  vkattn_kv_append_tensors t = {.k = k1, .v = k1, .cache_k = ck, .cache_v = cv};
+  CHECK_OK(vkattn_kv_append(rec, &p, &t));
+  p.positions = &pos2;
+  t.k = t.v = k2;
+  CHECK_OK(vkattn_kv_append(rec, &p, &t));
+  CHECK_OK(vkattn_recorder_run(rec));
+  float* got = download(ctx, cv);
+  int mismatches = 0;
+  for (int i = 0; i < 256; ++i) mismatches += got[i] != (i / 32 == 5 ? second[i % 32] : 0.0f);
+  CHECK(mismatches == 0, "ring cache: %d elements differ from the second write at slot 5", mismatches);
+  printf("%-10s ring write exact (%d mismatches)\n", "kv_append", mismatches);
+  CHECK_OK(vkattn_recorder_reset(rec));
+
+  vkattn_tensor qk = NULL, qv = NULL, ks = NULL, vs = NULL;
+  CHECK_OK(vkattn_tensor_create(ctx, VKATTN_I8, cache_shape, 4, &qk));
+  CHECK_OK(vkattn_tensor_create(ctx, VKATTN_I8, cache_shape, 4, &qv));
+  CHECK_OK(vkattn_tensor_create(ctx, VKATTN_F16, scale_shape, 3, &ks));
+  CHECK_OK(vkattn_tensor_create(ctx, VKATTN_F16, scale_shape, 3, &vs));
+  vkattn_kv_append_tensors qt = {.k = k2, .v = k2, .cache_k = qk, .cache_v = qv, .k_scale = ks, .v_scale = vs};
+  p.layout = VKATTN_KV_CONTIGUOUS;
+  p.positions = &pos1;
+  CHECK_OK(vkattn_kv_append(rec, &p, &qt));
+  /* One query at position 5 over the one key at 5: the output is that key's V row, dequantized. */
+  const uint64_t q_shape[4] = {1, 1, 2, 16};
+  vkattn_tensor q = tensor_with(ctx, q_shape, 4, first, 32), out = tensor_with(ctx, q_shape, 4, NULL, 0);
+  const uint32_t len = 1;
+  vkattn_text_params tp = {.batch = 1, .seq_len = 1, .num_heads = 2, .num_kv_heads = 2, .head_dim = 16,
+                           .kv_capacity = 8, .kv_len = &len, .kv_len_count = 1, .start_pos = &pos1,
+                           .start_pos_count = 1, .kv_start = &pos1, .kv_start_count = 1};
+  vkattn_text_tensors tt = {.q = q, .k = qk, .v = qv, .out = out, .k_scale = ks, .v_scale = vs};
+  CHECK_OK(vkattn_text_attention(rec, &tp, &tt, NULL, NULL));
+  CHECK_OK(vkattn_recorder_run(rec));
+  float* o = download(ctx, out);
+  double worst = 0.0;
+  for (int h = 0; h < 2; ++h) {
+    double absmax = 0.0;
+    for (int i = 0; i < 16; ++i) absmax = fmax(absmax, fabs(second[h * 16 + i]));
+    for (int i = 0; i < 16; ++i) worst = fmax(worst, fabs(o[h * 16 + i] - second[h * 16 + i]) / (absmax / 127.0));
+  }
+  /* Half a quantization step, with room for the f16 rounding of the scale. */
+  CHECK(worst <= 0.51, "int8 cache: output off the V row by %.3f scale steps", worst);
+  printf("%-10s int8 row within %.3f scale steps\n", "kv_append", worst);
+
+  const uint32_t past = 8;
+  p.positions = &past;
+  CHECK(vkattn_kv_append(rec, &p, &qt) == VKATTN_INVALID_ARGUMENT, "position 8 of 8 slots");
+  CHECK(strstr(vkattn_last_error(), "positions: expected position + tokens <= kv_capacity (8)") != NULL, "message: %s",
+        vkattn_last_error());
+  float* arrays[] = {first, second, zeros, got, o, NULL};
+  vkattn_tensor tensors[] = {k1, k2, ck, cv, qk, qv, ks, vs, q, out, NULL};
+  release(arrays, tensors);
+}
+
 int main(void) {
   CHECK(strchr(vkattn_version(), '.') != NULL, "version '%s'", vkattn_version());
   vkattn_device_info devices[8];
@@ -186,6 +254,8 @@ int main(void) {
   pos_embed(ctx, rec);
   CHECK_OK(vkattn_recorder_reset(rec));
   audio(ctx, rec);
+  CHECK_OK(vkattn_recorder_reset(rec));
+  kv_append_c(ctx, rec);
 
   vkattn_context_options bad = {"no-such-device-xyz", -1};
   vkattn_context other = NULL;

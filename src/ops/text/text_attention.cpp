@@ -82,14 +82,14 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   const Plan& plan = cached.plan;
   const uint32_t splits = plan.geometry.splits;
   const bool split = plan.dispatches.size() == 2;  // attention, then text_split_reduce
+  // The plan's module reads K/V through device addresses exactly when these tensors need it (text_tensor_types).
+  const bool by_address = text::kv_by_address(t, rt.caps());
 
   // Every check that can reject the call comes before anything is recorded.
   text::TextPush push{};
   {
     const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
-    const Shape kvshape = p.layout == KvLayout::paged
-                              ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
-                              : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+    const Shape kvshape = text::kv_shape(p);
     auto put = [](uint32_t (&dst)[3], const text::RowStrides& s) { std::copy(s.begin(), s.end(), dst); };
     put(push.q_strides, text::row_strides("q", t.q, qshape));
     put(push.k_strides, text::row_strides("k", t.k, kvshape));
@@ -107,17 +107,30 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
   PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
   PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  vk::BufferRef kv_addresses{placeholder, 0, 64, vk::Access::read};
+  if (by_address) {
+    const uint64_t k_at = rt.device_address(t.k.buffer()) + t.k.offset();
+    const uint64_t v_at = rt.device_address(t.v.buffer()) + t.v.offset();
+    const uint32_t words[4] = {uint32_t(k_at), uint32_t(k_at >> 32), uint32_t(v_at), uint32_t(v_at >> 32)};
+    kv_addresses = rec.scratch(sizeof(words));
+    rec.update(kv_addresses, std::as_bytes(std::span(words)));
+    kv_addresses.access = vk::Access::read;
+  }
 
   push.batch = p.batch;
   push.seq_len = p.seq_len;
   push.num_heads = p.num_heads;
   push.num_kv_heads = p.num_kv_heads;
   push.capacity = p.kv_capacity;
-  push.max_pages = p.layout == KvLayout::paged ? p.max_pages : 0;
-  push.num_pages = p.layout == KvLayout::paged ? p.num_pages : 0;
+  const bool paged = p.slot_layout() == KvLayout::paged;
+  const bool tiered = p.layout == KvLayout::tiered;
+  push.max_pages = paged ? p.max_pages : 0;
+  push.num_pages = paged ? p.num_pages : 0;
   push.flags = (p.causal ? TEXT_FLAG_CAUSAL : 0u) | (kv_len.from_buffer ? TEXT_FLAG_KV_LEN_BUFFER : 0u) |
                (start_pos.from_buffer ? TEXT_FLAG_START_POS_BUFFER : 0u) |
-               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u);
+               (kv_start.from_buffer ? TEXT_FLAG_KV_START_BUFFER : 0u) |
+               (tiered && paged ? TEXT_FLAG_COLD_PAGED : 0u);
+  push.hot_window = tiered ? p.hot_window : 0;
   push.kv_len = kv_len.uniform;
   push.start_pos = start_pos.uniform;
   push.kv_start = kv_start.uniform;
@@ -132,17 +145,27 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
   }
-  const vk::BufferRef page_table = p.layout == KvLayout::paged ? vk::ref(t.page_table, vk::Access::read)
-                                                               : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
-  std::array<vk::BufferRef, TEXT_BINDINGS> buffers{};
+  const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
+  std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
+  buffers.fill(unused);  // bindings this call's layout and dtypes do not read
   buffers[TEXT_BIND_Q] = vk::ref(t.q, vk::Access::read);
   buffers[TEXT_BIND_K] = vk::ref(t.k, vk::Access::read);
   buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
+  buffers[TEXT_BIND_K].by_address = buffers[TEXT_BIND_V].by_address = by_address;
+  buffers[TEXT_BIND_KV_ADDRESS] = kv_addresses;
   buffers[TEXT_BIND_O] = vk::ref(t.out, split ? vk::Access::read : vk::Access::write);
-  buffers[TEXT_BIND_PAGE_TABLE] = page_table;
+  if (paged) buffers[TEXT_BIND_PAGE_TABLE] = vk::ref(t.page_table, vk::Access::read);
+  if (tiered) {
+    buffers[TEXT_BIND_HOT_K] = vk::ref(t.hot_k, vk::Access::read);
+    buffers[TEXT_BIND_HOT_V] = vk::ref(t.hot_v, vk::Access::read);
+  }
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;
+  if (text::is_quantized(t.k.dtype())) {
+    buffers[TEXT_BIND_K_SCALE] = vk::ref(t.k_scale, vk::Access::read);
+    buffers[TEXT_BIND_V_SCALE] = vk::ref(t.v_scale, vk::Access::read);
+  }
   const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
   buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
   buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
@@ -174,7 +197,7 @@ TextCallInfo record(Recorder& recorder, const Plan& plan, const TextAttentionPar
   vk::Runtime& rt = recorder.context().runtime();
   text::validate_params(p);
   text::validate_tensors(p, t, rt.caps());
-  const TextTensorTypes types = text_tensor_types(t);
+  const TextTensorTypes types = text_tensor_types(t, rt.caps());
   return ops::record_from_plan<TextCallInfo>(
       plan, PlanFamily::text, rt.caps(),
       [&](const PlanOptions& o) -> const planner::CachedPlan& { return text::cached_plan(rt, p, types, o); },
@@ -187,7 +210,7 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   vk::Runtime& rt = recorder.context().runtime();
   text::validate_params(p);
   text::validate_tensors(p, t, rt.caps());
-  return record_checked(rec, rt, text::cached_plan(rt, p, text_tensor_types(t), options), p, t);
+  return record_checked(rec, rt, text::cached_plan(rt, p, text_tensor_types(t, rt.caps()), options), p, t);
 }
 
 TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& p, const TextAttentionTensors& t) {

@@ -12,6 +12,29 @@ namespace vkattn::text {
 void validate_params(const TextAttentionParams& p);
 void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps);
 
+// Whether K/V are read through their device addresses: a pool larger than one
+// storage-buffer binding (or than 32-bit element indices reach) on a device
+// that has them.
+bool kv_by_address(const TextAttentionTensors& t, const DeviceCaps& caps);
+
+// Shapes of K/V (the cold tier's, for tiered) and of the tiered layout's hot ring.
+Shape kv_shape(const TextAttentionParams& p);
+Shape hot_kv_shape(const TextAttentionParams& p);
+
+// TEXT_DT_* and TEXT_LAYOUT_* codes of the kernels (text_attention_interface.h).
+uint32_t dtype_code(DType t);
+uint32_t layout_code(KvLayout l);
+
+// What a tensor holds: float values, K/V (float or quantized), u32 indices, f16 scales.
+enum class TensorKind { value, kv, index, scale };
+bool is_quantized(DType t);
+// Throws Error naming `name` unless t is a valid tensor of `kind` and shape `want`
+// (or a tensor of as many elements), in bounds and within the device's binding range.
+void check_tensor(const char* name, const Tensor& t, const Shape& want, TensorKind kind, const DeviceCaps& caps);
+// Quantized caches: the scale granularity, and the scales' shape for a cache of shape kv_shape.
+void check_quant_group(uint32_t group);
+Shape scale_shape(const Shape& kv_shape, uint32_t group);
+
 // Element strides of dims 0-2 of a 4-D q/k/v/out tensor of shape `want`, as the
 // kernels take them; throws Error naming `name` if they cannot.
 using RowStrides = std::array<uint32_t, 3>;

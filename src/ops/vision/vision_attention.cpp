@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "ops/vision/vision_fragments.hpp"
 #include "ops/vision/vision_validate.hpp"
 #include "ops/plan_check.hpp"
 #include "ops/vision/vision_plan.hpp"
@@ -31,9 +32,13 @@ void record_transpose(vk::RecorderImpl& rec, const vk::Pipeline& pipe, const Pla
 }
 
 // Records a plan already checked against this call and device, with its pipelines.
-VisionCallInfo record_checked(vk::RecorderImpl& rec, const planner::CachedPlan& cached, const VisionAttentionParams& p,
-                              const VisionAttentionTensors& t) {
+VisionCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planner::CachedPlan& cached,
+                              const VisionAttentionParams& p, const VisionAttentionTensors& t) {
   const Plan& plan = cached.plan;
+  if (vision::on_text_engine(plan.dispatches[0])) {
+    vision::record_fragments(rec, rt, *cached.pipelines[0], plan.dispatches[0], p, t);
+    return {plan.variant, plan.reason, plan.warnings, 1};
+  }
   const bool transpose = plan.dispatches.size() > 1;
   const size_t main = transpose ? vision::kTransposedAttention : 0;
 
@@ -91,14 +96,14 @@ VisionCallInfo record(Recorder& recorder, const Plan& plan, const VisionAttentio
   return ops::record_from_plan<VisionCallInfo>(
       plan, PlanFamily::vision, rt.caps(),
       [&](const PlanOptions& o) -> const planner::CachedPlan& { return vision::cached_plan(rt, p, types, o); },
-      [&](const planner::CachedPlan& c) { return record_checked(recorder.impl(), c, p, t); });
+      [&](const planner::CachedPlan& c) { return record_checked(recorder.impl(), rt, c, p, t); });
 }
 
 VisionCallInfo vision_attention(Recorder& recorder, const VisionAttentionParams& p, const VisionAttentionTensors& t,
                                 const PlanOptions& options) {
   vk::Runtime& rt = recorder.context().runtime();
   vision::validate(p, t, rt.caps());
-  return record_checked(recorder.impl(), vision::cached_plan(rt, p, vision_tensor_types(t), options), p, t);
+  return record_checked(recorder.impl(), rt, vision::cached_plan(rt, p, vision_tensor_types(t), options), p, t);
 }
 
 VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& p, const VisionAttentionTensors& t) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/plan_check.hpp"
+#include "ops/vision/vision_fragments.hpp"
 #include "planner/tune_cache.hpp"
 #include "planner/vision_planner.hpp"
 #include "shaders/text_attention_interface.h"
@@ -33,10 +34,15 @@ PlanDispatch transpose(uint32_t a, uint32_t b, uint32_t words) {
   return d;
 }
 
-Plan to_plan(const planner::VisionPlan& vp, const VisionAttentionParams& p, const VisionTensorTypes& types) {
+Plan to_plan(const planner::VisionPlan& vp, const DeviceCaps& caps, const VisionAttentionParams& p,
+             const VisionTensorTypes& types) {
   const planner::VisionVariant& v = *vp.variant;
   const planner::VisionGeometry& g = vp.geometry;
   Plan plan = planner::public_view(vp);
+  if (v.kind == planner::VisionKind::fragments) {
+    plan.dispatches.push_back(vision::fragments_dispatch(vp, caps, p, types));
+    return plan;
+  }
   // The head-major variant runs on HPD copies of PHD tensors.
   const bool transposed = v.head_major && p.layout == VisionLayout::phd;
 
@@ -86,7 +92,7 @@ Plan plan_vision(const DeviceCaps& caps, const VisionAttentionParams& p, const V
   const std::string bucket = fmt::format("{} {} p={} h={} d={}", to_string(types.in), to_string(p.layout),
                                          p.patches, p.num_heads, p.head_dim);
   return planner::plan_with_tuning<Plan>(caps, PlanFamily::vision, bucket, options, [&](const PlanOptions& o) {
-    return to_plan(planner::plan_vision(caps, shape, o), p, types);
+    return to_plan(planner::plan_vision(caps, shape, o), caps, p, types);
   });
 }
 
@@ -101,6 +107,7 @@ const planner::CachedPlan& cached_plan(vk::Runtime& rt, const VisionAttentionPar
   key.options = options;
   return ops::cached_or_planned(key, rt, [&] { return plan_vision(rt.caps(), p, types, options); },
                                 [](const PlanDispatch& d) {
+                                  if (on_text_engine(d)) return vk::ShaderInterface{TEXT_BINDINGS, sizeof(text::TextPush)};
                                   return d.module == "vision_transpose"
                                              ? vk::ShaderInterface{VIS_TRANSPOSE_BINDINGS, sizeof(TransposePush)}
                                              : vk::ShaderInterface{VIS_BINDINGS, sizeof(VisionPush)};

@@ -1,0 +1,22 @@
+// How many KV splits a split-KV decode call gets: enough workgroups to fill
+// the device for the longest length a replay may read, none shorter than a
+// useful chunk. Shared by the engines that write split partials.
+#pragma once
+
+#include <cstdint>
+
+#include "planner/text_planner.hpp"
+
+namespace vkattn::planner {
+
+struct SplitPolicy {
+  uint32_t workgroups_per_compute_unit;  // the grid the device should see, per compute unit
+  uint32_t min_keys_per_split;           // a split shorter than this costs more than it hides
+  uint32_t keys_per_split_unknown_device;  // devices that do not report compute units
+};
+
+// `workgroups_per_split` workgroups run each split (batch x heads of the grid).
+uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,
+                               const SplitPolicy& policy);
+
+}  // namespace vkattn::planner

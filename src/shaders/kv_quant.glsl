@@ -1,0 +1,62 @@
+// Reading int8/int4 quantized K/V (kv_quant_interface.h) in the text kernels.
+// Include after text_attention_interface.h and text_common.glsl, with D,
+// KV_TYPE and KV_GROUP declared. It adds u32 views of the K/V bindings and the
+// scale bindings; f16/bf16/f32 kernels never call into it (KV_TYPE is a
+// specialization constant, so their code is unchanged).
+//
+// K/V rows are dense: element e of the cache (an element index, as the text
+// kernels compute them) is in (token, KV head) row e / D, so its scale is
+// scale_row * groups + (e % D) / KV_GROUP. The kernels load a unit of 8
+// elements (the f16 word's worth) at a time: two u32 words of int8, one of int4.
+#include "kv_quant_scale.glsl"
+
+layout(std430, binding = TEXT_BIND_K) readonly buffer KQuant { uint k_codes[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VQuant { uint v_codes[]; };
+layout(std430, binding = TEXT_BIND_K_SCALE) readonly buffer KScale { uint k_scale_words[]; };
+layout(std430, binding = TEXT_BIND_V_SCALE) readonly buffer VScale { uint v_scale_words[]; };
+
+bool kv_quantized() { return KV_TYPE == TEXT_DT_INT8 || KV_TYPE == TEXT_DT_INT4; }
+
+const uint KVQ_LANES = KV_TYPE == TEXT_DT_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
+const uint KVQ_GROUPS = KV_GROUP == KV_QUANT_GROUP_ROW ? 1u : (D + KV_GROUP - 1u) / KV_GROUP;
+
+uint kvq_scale_index(uint e) {
+  return KV_GROUP == KV_QUANT_GROUP_ROW ? e / D : (e / D) * KVQ_GROUPS + (e % D) / KV_GROUP;
+}
+
+// The raw words of the 8 elements at element e (a multiple of 8) of K or V,
+// and their scale's f16 bits in .z: loads only, so a kernel can issue all of a
+// step's loads before decoding any.
+uvec4 kvq_load8(bool is_k, uint e) {
+  const uint w = e / KVQ_LANES, si = kvq_scale_index(e);
+  const uint s = is_k ? k_scale_words[si / 2u] : v_scale_words[si / 2u];
+  const uint lo = is_k ? k_codes[w] : v_codes[w];
+  const uint hi = KVQ_LANES == 4u ? (is_k ? k_codes[w + 1u] : v_codes[w + 1u]) : 0u;
+  return uvec4(lo, hi, (s >> (16u * (si & 1u))) & 0xffffu, 0u);
+}
+
+// Code `i` (0..7) of a unit's words, sign-extended.
+float kvq_code(uvec4 raw, uint i) {
+  if (KVQ_LANES == 4u) return float(bitfieldExtract(int(i < 4u ? raw.x : raw.y), int(8u * (i % 4u)), 8));
+  return float(bitfieldExtract(int(raw.x), int(4u * i), 4));
+}
+
+// Decodes a unit from kvq_load8 into its 8 values.
+void kvq_unpack8(uvec4 raw, out vec4 lo, out vec4 hi) {
+  const float s = kvq_scale_value(raw.z);
+  lo = vec4(kvq_code(raw, 0u), kvq_code(raw, 1u), kvq_code(raw, 2u), kvq_code(raw, 3u)) * s;
+  hi = vec4(kvq_code(raw, 4u), kvq_code(raw, 5u), kvq_code(raw, 6u), kvq_code(raw, 7u)) * s;
+}
+
+// The 4 values at element e (a multiple of 4): one int8 word, or half an int4 word.
+vec4 kvq_load4(bool is_k, uint e) {
+  const uint si = kvq_scale_index(e);
+  const uint sw = is_k ? k_scale_words[si / 2u] : v_scale_words[si / 2u];
+  const float s = kvq_scale_value((sw >> (16u * (si & 1u))) & 0xffffu);
+  const uint w = is_k ? k_codes[e / KVQ_LANES] : v_codes[e / KVQ_LANES];
+  const uint first = KVQ_LANES == 4u ? 0u : e % 8u;  // int4: lanes 0-3 or 4-7 of the word
+  const uint bits = 32u / KVQ_LANES;
+  vec4 x;
+  [[unroll]] for (uint i = 0; i < 4u; ++i) x[i] = float(bitfieldExtract(int(w), int(bits * (first + i)), int(bits)));
+  return x * s;
+}
