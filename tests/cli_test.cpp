@@ -523,3 +523,41 @@ TEST_F(Cli, RunTextOverAPackedCacheFromElsewhere) {
 
 }  // namespace
 }  // namespace vkattn
+
+namespace vkattn {
+namespace {
+
+TEST_F(Cli, RunBdpaBuildsOnTheGpuAndChecksBothWays) {
+  write_float("q.npy", DType::f32, {1, 4, 4, 64}, 1.0f);
+  write_float("k.npy", DType::f16, {1, 40, 2, 64}, 1.0f);
+  write_float("v.npy", DType::f16, {1, 40, 2, 64}, 1.0f);
+  std::vector<int32_t> tokens(40);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t(i % 5 * 3);  // 5 distinct ids below 13
+  write_i32("t.npy", tokens, {1, 40});
+  const std::string io = "run bdpa --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") +
+                         " --out " + path("o.npy") + " --device cpu ";
+  Result r = run(io + "--tokens " + path("t.npy") + " --causal --rope interleaved --rotary-dim 32 --check");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("variant: bdpa_prefill_tiled_f16kv"));
+  EXPECT_THAT(r.output, HasSubstr("basis rows: 5 for 40 slots"));
+  EXPECT_THAT(line_starting(r.output, "exact path"), HasSubstr("PASS"));
+  EXPECT_THAT(line_starting(r.output, "end to end"), HasSubstr("PASS"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("validation:")));
+  write_i32("short.npy", tokens, {2, 20});
+  Result wrong = run(io + "--tokens " + path("short.npy"));
+  EXPECT_EQ(wrong.status, 2) << wrong.output;
+  EXPECT_THAT(wrong.output, HasSubstr("tokens: expected shape [1, 40], got [2, 20]"));
+  Result plan = run("plan bdpa --caps " + testing::caps_path("nvidia-h200.json") + " --kv-len 32768");
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("chosen: bdpa_decode_split_f16kv"));
+  EXPECT_THAT(plan.output, HasSubstr("256 KV split(s)"));
+  Result past = run(io + "--tokens " + path("t.npy") + " --vocab 12");
+  EXPECT_EQ(past.status, 2) << past.output;
+  EXPECT_THAT(past.output, HasSubstr("tokens: expected ids below --vocab (12), got 12 at [0][4]"));
+  Result odd = run(io + "--tokens " + path("t.npy") + " --rotary-dim 7");
+  EXPECT_EQ(odd.status, 2) << odd.output;
+  EXPECT_THAT(odd.output, HasSubstr("rotary_dim: expected an even number <= head_dim (64), got 7"));
+}
+
+}  // namespace
+}  // namespace vkattn

@@ -25,6 +25,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   plan->require_subcommand(1);
   add_plan_vision(*plan, g, status);
   add_plan_audio(*plan, g, status);
+  add_plan_bdpa(*plan, g, status);
   // No options: a Llama-3-8B decode step (the defaults --help shows).
   auto* text = plan->add_subcommand("text", "Text attention");
   text->add_option("--batch", o->params.batch, "B")->capture_default_str();

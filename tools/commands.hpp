@@ -6,6 +6,7 @@
 #include "vkattn/caps.hpp"
 #include "vkattn/plan.hpp"
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,10 +67,12 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_t
 void add_run_vision(CLI::App& run, GlobalOptions& g, int& status);    // tools/run_vision.cpp
 void add_run_posembed(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_vision.cpp
 void add_run_audio(CLI::App& run, GlobalOptions& g, int& status);     // tools/run_audio.cpp
+void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status);      // tools/run_bdpa.cpp
 // `vkattn plan vision` (tools/plan_vision.cpp), registered by add_plan_command.
 void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status);
 // `vkattn plan audio` (tools/plan_audio.cpp), registered by add_plan_command.
 void add_plan_audio(CLI::App& plan, GlobalOptions& g, int& status);
+void add_plan_bdpa(CLI::App& plan, GlobalOptions& g, int& status);  // tools/plan_bdpa.cpp
 
 // .npy helpers of the vision and audio run ops (tools/run_vision.cpp).
 struct NpyInput {
@@ -81,6 +84,9 @@ struct NpyInput {
 NpyInput read_float_npy(const std::string& path, const char* name, size_t rank, const char* layout);
 Tensor upload_npy(Context& ctx, const NpyInput& in);
 io::NpyArray download_npy(Context& ctx, const Tensor& t);
+// A per-sequence option (tools/run_text.cpp): "N" for every sequence, or an
+// .npy of 1 or B non-negative integers; nullopt when not given.
+std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, const char* name, uint32_t batch);
 // Prints the error against the oracle; returns the exit status (0 pass, 1 fail).
 int report_check(const io::NpyArray& got, const std::vector<double>& want, reference::Tolerance tol);
 

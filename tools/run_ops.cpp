@@ -9,6 +9,7 @@ std::vector<AddRunOp> run_ops() {
       add_run_vision,
       add_run_posembed,
       add_run_audio,
+      add_run_bdpa,
   };
 }
 

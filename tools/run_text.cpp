@@ -46,7 +46,17 @@ void expect_rank4(const io::NpyArray& a, const char* name, const char* layout) {
     if (d == 0 || d > UINT32_MAX) bad(fmt::format("{}: expected dimensions in [1, 2^32), got shape {}", name, shape_to_string(a.shape)));
 }
 
-// "N" for every sequence, or an .npy of 1 or B non-negative integers.
+uint32_t at(const std::vector<uint32_t>& v, uint32_t b) { return v.size() == 1 ? v[0] : v[b]; }
+
+Tensor upload(Context& ctx, DType t, const Shape& shape, const io::NpyArray& a) {
+  Tensor tensor = ctx.tensor(t, shape);
+  ctx.upload(tensor, a.data);
+  return tensor;
+}
+
+}  // namespace
+
+// "N" for every sequence, or an .npy of 1 or B non-negative integers (declared in commands.hpp).
 std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, const char* name, uint32_t batch) {
   if (value.empty()) return std::nullopt;
   uint32_t n = 0;
@@ -65,16 +75,6 @@ std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, cons
     bad(fmt::format("--{}: expected 1 or batch ({}) values in '{}', got {}", name, batch, value, v.size()));
   return v;
 }
-
-uint32_t at(const std::vector<uint32_t>& v, uint32_t b) { return v.size() == 1 ? v[0] : v[b]; }
-
-Tensor upload(Context& ctx, DType t, const Shape& shape, const io::NpyArray& a) {
-  Tensor tensor = ctx.tensor(t, shape);
-  ctx.upload(tensor, a.data);
-  return tensor;
-}
-
-}  // namespace
 
 void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
   struct Opts {

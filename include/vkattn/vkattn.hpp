@@ -2,6 +2,7 @@
 #pragma once
 
 #include "vkattn/audio.hpp"
+#include "vkattn/bdpa.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"

@@ -57,6 +57,7 @@ std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size)
 std::vector<CheckCase> vision_demo_cases(DemoSize size);
 std::vector<CheckCase> audio_check_cases(const DeviceCaps& caps, GridSize size);
 std::vector<CheckCase> audio_demo_cases(DemoSize size);
-// kvcache: kvcache_cases.hpp.
+std::vector<CheckCase> bdpa_check_cases(const DeviceCaps& caps, GridSize size);
+std::vector<CheckCase> bdpa_demo_cases(DemoSize size);
 
 }  // namespace vkattn::check

@@ -9,18 +9,20 @@ namespace vkattn::check {
 
 namespace {
 
-// The KV-cache family: writing caches and quantized KV, then the tiered layout
-// and pools past one binding.
-template <class F, class G, class... A>
-std::vector<CheckCase> joined(F first, G second, A... args) {
-  std::vector<CheckCase> out = first(args...);
-  for (auto& c : second(args...)) out.push_back(std::move(c));
+// The KV-cache family: writing caches and quantized KV, the tiered layout and
+// pools past one binding, then BDPA.
+std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
+  std::vector<CheckCase> out;
+  for (auto grid : {kvcache_check_cases, kvtier_check_cases, bdpa_check_cases})
+    for (auto& c : grid(caps, size)) out.push_back(std::move(c));
   return out;
 }
-std::vector<CheckCase> kvcache_family_cases(const DeviceCaps& caps, GridSize size) {
-  return joined(kvcache_check_cases, kvtier_check_cases, caps, size);
+std::vector<CheckCase> kvcache_family_demo(DemoSize size) {
+  std::vector<CheckCase> out;
+  for (auto demo : {kvcache_demo_cases, kvtier_demo_cases, bdpa_demo_cases})
+    for (auto& c : demo(size)) out.push_back(std::move(c));
+  return out;
 }
-std::vector<CheckCase> kvcache_family_demo(DemoSize size) { return joined(kvcache_demo_cases, kvtier_demo_cases, size); }
 
 struct Family {
   const char* name;

@@ -63,4 +63,8 @@ std::vector<float> download(Context& ctx, const Tensor& t, size_t count) {
   return from_storage(t.dtype(), bytes, count);
 }
 
+std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) {
+  return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
+}
+
 }  // namespace vkattn::check::host

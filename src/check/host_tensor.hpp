@@ -24,5 +24,7 @@ std::vector<float> gaussian(std::mt19937& rng, size_t count, float stddev);
 Tensor upload(Context& ctx, DType t, Shape shape, const std::vector<std::byte>& bytes);
 Tensor upload_u32(Context& ctx, const std::vector<uint32_t>& v);
 std::vector<float> download(Context& ctx, const Tensor& t, size_t count);
+// One value per sequence (a single value repeated).
+std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch);
 
 }  // namespace vkattn::check::host

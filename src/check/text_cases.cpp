@@ -19,14 +19,6 @@
 
 namespace vkattn::check {
 
-namespace {
-
-std::vector<uint32_t> per_batch(const std::vector<uint32_t>& v, uint32_t batch) {
-  return v.size() == 1 ? std::vector<uint32_t>(batch, v[0]) : v;
-}
-
-}  // namespace
-
 std::string describe(const TextCase& c) {
   const auto& p = c.params;
   std::string s = fmt::format("B{} S{} H{}/{} D{} L{} {} q={} kv={} o={}", p.batch, p.seq_len, p.num_heads,
@@ -98,9 +90,9 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
       t.hot_v = host::upload(ctx, DType::f16, hot_shape, hot_v.bytes);
     }
     if (paged) t.page_table = host::upload_u32(ctx, table).reshaped({p.batch, p.max_pages});
-    if (c.gpu_kv_len) t.kv_len = host::upload_u32(ctx, per_batch(p.kv_len, p.batch));
-    if (c.gpu_start_pos) t.start_pos = host::upload_u32(ctx, per_batch(p.start_pos, p.batch));
-    if (c.gpu_kv_start) t.kv_start = host::upload_u32(ctx, per_batch(p.kv_start, p.batch));
+    if (c.gpu_kv_len) t.kv_len = host::upload_u32(ctx, host::per_batch(p.kv_len, p.batch));
+    if (c.gpu_start_pos) t.start_pos = host::upload_u32(ctx, host::per_batch(p.start_pos, p.batch));
+    if (c.gpu_kv_start) t.kv_start = host::upload_u32(ctx, host::per_batch(p.kv_start, p.batch));
 
     const PlanOptions options = plan_options(c);
     Recorder rec(ctx);

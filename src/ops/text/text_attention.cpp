@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "shaders/text_attention_interface.h"
+#include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
 #include "ops/plan_check.hpp"
 #include "ops/text/text_plan.hpp"
@@ -26,33 +27,6 @@ namespace {
 // -inf as an f32 bit pattern: the running max of a split no workgroup wrote.
 constexpr uint32_t kNegativeInfinityBits = 0xff800000u;
 static_assert(std::bit_cast<float>(kNegativeInfinityBits) == -std::numeric_limits<float>::infinity());
-
-// A per-sequence value: one for all (push constant), or one each (GPU buffer).
-struct PerSequence {
-  uint32_t uniform = 0;
-  vk::BufferRef buffer;
-  bool from_buffer = false;
-};
-
-PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& values, const Tensor& gpu,
-                         VkBuffer placeholder) {
-  PerSequence s;
-  if (gpu.valid()) {
-    s.buffer = vk::ref(gpu, vk::Access::read);
-    s.from_buffer = true;
-  } else if (values.size() > 1) {
-    // Different values per sequence given on the host: written by the command
-    // buffer itself into scratch, so no extra submit.
-    s.buffer = rec.scratch(values.size() * 4);
-    rec.update(s.buffer, std::as_bytes(std::span(values)));
-    s.buffer.access = vk::Access::read;
-    s.from_buffer = true;
-  } else {
-    s.uniform = values[0];
-    s.buffer = {placeholder, 0, 64, vk::Access::read};
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -104,9 +78,9 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   std::copy(std::begin(plan.dispatches[0].grid), std::end(plan.dispatches[0].grid), info.workgroups);
 
   const VkBuffer placeholder = rt.placeholder_buffer();
-  PerSequence kv_len = per_sequence(rec, p.kv_len, t.kv_len, placeholder);
-  PerSequence start_pos = per_sequence(rec, p.start_pos, t.start_pos, placeholder);
-  PerSequence kv_start = per_sequence(rec, p.kv_start, t.kv_start, placeholder);
+  ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
+  ops::PerSequence start_pos = ops::per_sequence(rec, p.start_pos, t.start_pos, placeholder);
+  ops::PerSequence kv_start = ops::per_sequence(rec, p.kv_start, t.kv_start, placeholder);
   vk::BufferRef kv_addresses{placeholder, 0, 64, vk::Access::read};
   if (by_address) {
     const uint64_t k_at = rt.device_address(t.k.buffer()) + t.k.offset();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/plan_check.hpp"
+#include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
 #include "planner/selection.hpp"
 #include "planner/tune_cache.hpp"
@@ -24,14 +25,6 @@ uint32_t pow2_ceil(uint32_t n) {
   uint32_t p = 1;
   while (p < n && p < (1u << 31)) p *= 2;
   return p;
-}
-
-// The split reduce's workgroup: a power of two (for the max tree) up to 256;
-// Vulkan guarantees 128 invocations, which covers D/4 <= 128 columns.
-uint32_t reduce_workgroup(const DeviceCaps& caps) {
-  uint32_t wg = 1;
-  while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
-  return wg;
 }
 
 // The public plan of the planner's choice: specialization constants, grids and scratch.
@@ -80,23 +73,8 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   if (!split) return plan;
 
   const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
-  if (rows * p.head_dim * 4 > caps.max_storage_buffer_range)
-    throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
-                                                    caps.max_storage_buffer_range, rows * p.head_dim * 4));
-  const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;  // x; y is the batch
-  if (reduce_groups > caps.max_workgroup_count[0] || p.batch > caps.max_workgroup_count[1])
-    throw Error(ErrorKind::unsupported,
-                fmt::format("split reduce workgroups: expected at most [{}, {}] (device limit), got [{}, {}]",
-                            caps.max_workgroup_count[0], caps.max_workgroup_count[1], reduce_groups, p.batch));
-  PlanDispatch reduce;
-  reduce.module = "text_split_reduce";
-  reduce.spec_constants.assign(TEXT_SC_COUNT, 0);
-  reduce.spec_constants[TEXT_SC_HEAD_DIM] = p.head_dim;
-  reduce.spec_constants[TEXT_SC_WG_SIZE] = reduce_workgroup(caps);
-  reduce.spec_constants[TEXT_SC_O_TYPE] = text::dtype_code(types.out);
-  reduce.grid[0] = static_cast<uint32_t>(reduce_groups);
-  reduce.grid[1] = p.batch;
-  plan.dispatches.push_back(std::move(reduce));
+  plan.dispatches.push_back(
+      ops::split_reduce_dispatch(caps, p.head_dim, types.out, rows, uint64_t(p.seq_len) * p.num_heads, p.batch));
   plan.scratch_bytes = rows * p.head_dim * 4 + rows * 8;  // partial outputs, then (max, sum) pairs
   return plan;
 }

@@ -1,0 +1,51 @@
+// Recording helpers the text and BDPA ops share.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "shaders/text_attention_interface.h"
+#include "vk/pipeline_cache.hpp"
+#include "vk/recorder_impl.hpp"
+#include "vk/runtime.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/tensor.hpp"
+
+namespace vkattn::ops {
+
+// A per-sequence value: one for every sequence (a push constant) or one each
+// (the caller's GPU buffer, or the host's values written into scratch by the
+// command buffer itself, so no extra submit).
+struct PerSequence {
+  uint32_t uniform = 0;
+  vk::BufferRef buffer;
+  bool from_buffer = false;
+};
+
+inline PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_t>& values, const Tensor& gpu,
+                                VkBuffer placeholder) {
+  PerSequence s{values[0], {placeholder, 0, 64, vk::Access::read}, false};
+  if (gpu.valid()) {
+    s.buffer = vk::ref(gpu, vk::Access::read);
+    s.from_buffer = true;
+  } else if (values.size() > 1) {
+    s.buffer = rec.scratch(values.size() * 4);
+    rec.update(s.buffer, std::as_bytes(std::span(values)));
+    s.buffer.access = vk::Access::read;
+    s.from_buffer = true;
+  }
+  return s;
+}
+
+// The text_split_reduce dispatch for a split-KV call with `rows` partial rows
+// (batch x splits x seq_len x heads) and `groups` = seq_len x heads reduce
+// workgroups per sequence (grid: groups x batch); throws Error(unsupported)
+// when the partials or the grid do not fit the device. Its push constants and
+// bindings are text attention's (text_attention_interface.h).
+PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DType out, uint64_t rows,
+                                   uint64_t groups, uint32_t batch);
+// Its pipeline.
+const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
+                                          uint64_t groups, uint32_t batch);
+
+}  // namespace vkattn::ops
