@@ -31,6 +31,7 @@ endfunction()
 
 vkattn_fuzzer(fuzz_npy npy_fuzz.cpp)
 vkattn_fuzzer(fuzz_caps caps_fuzz.cpp)
+vkattn_fuzzer(fuzz_plan_json plan_json_fuzz.cpp)
 vkattn_fuzzer(fuzz_validate_text validate_fuzz.cpp VKATTN_FUZZ_OP=0)
 vkattn_fuzzer(fuzz_validate_vision validate_fuzz.cpp VKATTN_FUZZ_OP=1)
 vkattn_fuzzer(fuzz_validate_posembed validate_fuzz.cpp VKATTN_FUZZ_OP=2)

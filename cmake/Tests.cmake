@@ -18,7 +18,14 @@ target_include_directories(vkattn_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 target_link_libraries(vkattn_tests PRIVATE vkattn_testkit Vulkan::Vulkan GTest::gtest GTest::gtest_main
                                            ${VKATTN_STATIC_RUNTIME})
 add_dependencies(vkattn_tests vkattn_cli)
-gtest_discover_tests(vkattn_tests DISCOVERY_TIMEOUT 60 PROPERTIES ENVIRONMENT "VKATTN_VALIDATION=1")
+# No tuning cache of the machine's user may change what the tests plan; the
+# tuning-cache tests point VKATTN_TUNE_CACHE at files of their own.
+gtest_discover_tests(vkattn_tests DISCOVERY_TIMEOUT 60 PROPERTIES ENVIRONMENT
+                     "VKATTN_VALIDATION=1;VKATTN_TUNE_CACHE=${PROJECT_BINARY_DIR}/no-tune-cache.json")
+# Listing the tests opens no Vulkan device: with no loader to open it still works.
+add_test(NAME list_tests_without_vulkan COMMAND vkattn_tests --gtest_list_tests)
+set_tests_properties(list_tests_without_vulkan PROPERTIES ENVIRONMENT "VKATTN_VULKAN_LIBRARY=/nonexistent/libvulkan.so.1"
+                                                          PASS_REGULAR_EXPRESSION "TextParity")
 
 # The README's library example, compiled against the library as a user would
 # (static or shared) and run as a test.

@@ -14,8 +14,9 @@
 #include <variant>
 #include <vector>
 
-#include "planner/text_planner.hpp"
-#include "planner/vision_planner.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/text.hpp"
+#include "vkattn/vision.hpp"
 #include "vkattn/vkattn.hpp"
 
 namespace py = pybind11;
@@ -273,24 +274,28 @@ py::array audio_attention(ArrayContext& self, const py::array& q, const py::arra
 py::object plan_text(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t kv_len, const std::string& q_dtype, const std::string& kv_dtype,
                      std::optional<std::string> variant, bool strict) {
-  planner::TextShape s;
-  s.batch = batch;
-  s.seq_len = seq_len;
-  s.num_heads = heads;
-  s.num_kv_heads = kv_heads;
-  s.head_dim = head_dim;
-  s.kv_len = kv_len;
-  s.q = dtype_from_string(q_dtype);
-  s.kv = dtype_from_string(kv_dtype);
-  return json_to_python(planner::plan_to_json(planner::plan_text(self.ctx().caps(), s, plan_options(variant, strict))));
+  // A contiguous cache holding exactly the keys; the queries are the last positions.
+  TextAttentionParams p;
+  p.batch = batch;
+  p.seq_len = seq_len;
+  p.num_heads = heads;
+  p.num_kv_heads = kv_heads;
+  p.head_dim = head_dim;
+  p.kv_len = {kv_len};
+  p.kv_capacity = kv_len;
+  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  const DType q = dtype_from_string(q_dtype);
+  const TextTensorTypes types{q, dtype_from_string(kv_dtype), q, false};
+  return json_to_python(to_json(vkattn::plan_text(self.ctx().caps(), p, types, plan_options(variant, strict))));
 }
 
 py::object plan_vision(ArrayContext& self, uint32_t patches, uint32_t heads, uint32_t head_dim,
                        const std::string& dtype, const std::string& layout, std::optional<std::string> variant,
                        bool strict) {
-  const planner::VisionShape s{patches, heads, head_dim, dtype_from_string(dtype), vision_layout_from_string(layout)};
-  return json_to_python(
-      planner::plan_to_json(planner::plan_vision(self.ctx().caps(), s, plan_options(variant, strict))));
+  const VisionAttentionParams p{patches, heads, head_dim, std::nullopt, vision_layout_from_string(layout)};
+  const DType d = dtype_from_string(dtype);
+  return json_to_python(to_json(vkattn::plan_vision(self.ctx().caps(), p, VisionTensorTypes{d, d},
+                                                    plan_options(variant, strict))));
 }
 
 py::list devices() {

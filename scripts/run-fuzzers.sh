@@ -8,7 +8,7 @@ build=${1:?usage: run-fuzzers.sh BUILD SECONDS}
 seconds=${2:?usage: run-fuzzers.sh BUILD SECONDS}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/vkattn-fuzz.XXXXXX)
-names=(npy caps validate_text validate_vision validate_posembed validate_audio)
+names=(npy caps plan_json validate_text validate_vision validate_posembed validate_audio)
 
 run_one() {
   local name=$1

@@ -10,6 +10,7 @@ packages=(
   mesa-vulkan-drivers                     # lavapipe: the CPU Vulkan device
   vulkan-validationlayers                 # Khronos validation for tests
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libbenchmark-dev                        # host-side micro-benchmarks (bench/host)
   python3-numpy                           # cross-checks of .npy files; the Python module's arrays
   pybind11-dev python3-dev                # the Python module
   clang-14 libclang-rt-14-dev             # libFuzzer harnesses with ASan+UBSan (make fuzz)

@@ -9,6 +9,7 @@
 #include "check/check_case.hpp"
 #include "check/host_tensor.hpp"
 #include "expect_error.hpp"
+#include "parity_grid.hpp"
 #include "planner/bdpa_planner.hpp"
 #include "test_context.hpp"
 #include "test_paths.hpp"
@@ -22,25 +23,26 @@ using testing::expect_error;
 
 class BdpaParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-const std::vector<check::CheckCase>& grid() {
-  static auto g = check::bdpa_check_cases(testing::shared_context().caps(), check::GridSize::ci);
+// Registered without a device (tests/parity_grid.hpp).
+testing::RegisteredGrid<check::CheckCase>& grid() {
+  static testing::RegisteredGrid<check::CheckCase> g(
+      [](const DeviceCaps& caps) { return check::bdpa_check_cases(caps, check::GridSize::ci); },
+      [](const check::CheckCase& c) { return c.name; });
   return g;
 }
 
-TEST_P(BdpaParity, MatchesOracle) {
-  const auto& c = grid().at(GetParam());
-  auto r = c.run(ctx(), {});
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
-}
+TEST_P(BdpaParity, MatchesOracle) { testing::expect_matches_oracle(grid(), ctx(), GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Grid, BdpaParity, ::testing::Range<size_t>(0, grid().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           std::string n = std::to_string(info.param) + "_" + grid().at(info.param).name;
-                           for (auto& ch : n)
-                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Grid, BdpaParity, ::testing::Range<size_t>(0, grid().keys().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) { return grid().test_name(info.param); });
+
+class BdpaGrid : public testing::GpuTest {};
+
+// Every case of the device's grid is registered, so none goes unrun.
+TEST_F(BdpaGrid, EveryDeviceCaseIsRegistered) {
+  const auto missing = grid().unregistered(ctx().caps());
+  EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
+}
 
 DeviceCaps caps_file(const char* name) { return load_caps_file(testing::caps_path(name)); }
 

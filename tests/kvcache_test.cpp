@@ -8,6 +8,7 @@
 
 #include "check/kvcache_cases.hpp"
 #include "expect_error.hpp"
+#include "parity_grid.hpp"
 #include "planner/text_planner.hpp"
 #include "test_paths.hpp"
 #include "vkattn/caps.hpp"
@@ -23,18 +24,35 @@ namespace {
 
 using testing::expect_error;
 
-class KvCacheGrid : public testing::GpuTest, public ::testing::WithParamInterface<check::KvCacheCase> {};
+class KvCacheGrid : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
+
+// Registered without a device (tests/parity_grid.hpp), each case by its description.
+testing::RegisteredGrid<check::KvCacheCase>& cache_grid() {
+  static testing::RegisteredGrid<check::KvCacheCase> grid(
+      [](const DeviceCaps& caps) { return check::kvcache_grid(caps, check::GridSize::ci); },
+      [](const check::KvCacheCase& c) { return check::describe(c); });
+  return grid;
+}
 
 TEST_P(KvCacheGrid, AppendExactAndAttentionWithinBothChecks) {
-  const check::KvCacheResult r = check::run_kvcache_case(ctx(), GetParam());
+  const check::KvCacheCase* c = cache_grid().device_case(ctx().caps(), GetParam());
+  if (!c) GTEST_SKIP() << cache_grid().keys().at(GetParam()) << ": does not apply to " << ctx().caps().name;
+  const check::KvCacheResult r = check::run_kvcache_case(ctx(), *c);
   EXPECT_TRUE(r.append_error.empty()) << r.append_error;
   EXPECT_TRUE(r.exact.cmp.passed) << reference::to_string(r.exact.cmp, r.exact.tol) << " (" << r.exact.variant << ")";
   EXPECT_LE(r.e2e_err, r.e2e_bound) << "end to end against the unquantized data (" << r.exact.variant << ")";
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, KvCacheGrid,
-                         ::testing::ValuesIn(check::kvcache_grid(testing::shared_context().caps(), check::GridSize::ci)),
+INSTANTIATE_TEST_SUITE_P(Grid, KvCacheGrid, ::testing::Range<size_t>(0, cache_grid().keys().size()),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
+
+class KvCacheCases : public testing::GpuTest {};
+
+// Every case of the device's grid is registered, so none goes unrun.
+TEST_F(KvCacheCases, EveryDeviceCaseIsRegistered) {
+  const auto missing = cache_grid().unregistered(ctx().caps());
+  EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
+}
 
 // On the H200 an f16 prefill goes to tensor cores; over a quantized cache the
 // planner takes the scalar prefill rows and says why. Decode keeps decode_flash.

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -11,6 +12,7 @@
 #include "check/kvtier_cases.hpp"
 #include "check/large_pool_case.hpp"
 #include "expect_error.hpp"
+#include "parity_grid.hpp"
 #include "ops/text/text_validate.hpp"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
@@ -81,22 +83,18 @@ TEST(KvTierReference, MatchesMergedContiguousCache) {
 
 class KvTierParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-const std::vector<check::CheckCase>& grid() {
-  static auto g = check::kvtier_check_cases(testing::shared_context().caps(), check::GridSize::ci);
-  return g;
+// Registered without a device (tests/parity_grid.hpp).
+testing::RegisteredGrid<check::CheckCase>& tier_grid() {
+  static testing::RegisteredGrid<check::CheckCase> grid(
+      [](const DeviceCaps& caps) { return check::kvtier_check_cases(caps, check::GridSize::ci); },
+      [](const check::CheckCase& c) { return c.name; });
+  return grid;
 }
 
-TEST_P(KvTierParity, MatchesOracle) {
-  const auto& c = grid().at(GetParam());
-  auto r = c.run(ctx(), {});
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
-}
+TEST_P(KvTierParity, MatchesOracle) { testing::expect_matches_oracle(tier_grid(), ctx(), GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Grid, KvTierParity, ::testing::Range<size_t>(0, grid().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return testing::param_test_name(info.param, grid().at(info.param).name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Grid, KvTierParity, ::testing::Range<size_t>(0, tier_grid().keys().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) { return tier_grid().test_name(info.param); });
 
 // Lengths from a GPU buffer that the host never saw: one far past the cold
 // tier is clamped to it before the tiers are split (the hot ring holds the
@@ -202,25 +200,41 @@ Context& lowered_context() {
   return ctx;
 }
 
-const std::vector<check::LargePoolCase>& pool_cases() {
-  static auto cases = check::large_pool_cases(lowered_context().caps(), 4 * kLoweredRange, true);
-  return cases;
+// Registered without a device: each caps file's binding range lowered as lowered_context()'s is.
+testing::RegisteredGrid<check::LargePoolCase>& pool_grid() {
+  static testing::RegisteredGrid<check::LargePoolCase> grid(
+      [](DeviceCaps caps) {
+        caps.max_storage_buffer_range = std::min<uint64_t>(caps.max_storage_buffer_range, kLoweredRange);
+        return check::large_pool_cases(caps, 4 * kLoweredRange, true);
+      },
+      [](const check::LargePoolCase& c) { return c.name; });
+  return grid;
 }
 
 class KvPoolPastBinding : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
 TEST_P(KvPoolPastBinding, MatchesOracle) {
-  const auto& c = pool_cases().at(GetParam());
-  if (!lowered_context().caps().buffer_device_address) GTEST_SKIP() << "the device has no bufferDeviceAddress";
-  auto r = check::run_large_pool_case(lowered_context(), c);
+  Context& lowered = lowered_context();
+  const check::LargePoolCase* c = pool_grid().device_case(lowered.caps(), GetParam());
+  if (!c) GTEST_SKIP() << pool_grid().keys().at(GetParam()) << ": does not apply to " << lowered.caps().name;
+  if (!lowered.caps().buffer_device_address) GTEST_SKIP() << "the device has no bufferDeviceAddress";
+  auto r = check::run_large_pool_case(lowered, *c);
   EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
+  EXPECT_TRUE(r.passed) << c->name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, KvPoolPastBinding, ::testing::Range<size_t>(0, pool_cases().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return testing::param_test_name(info.param, pool_cases().at(info.param).name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Engines, KvPoolPastBinding, ::testing::Range<size_t>(0, pool_grid().keys().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) { return pool_grid().test_name(info.param); });
+
+class KvTierGrids : public testing::GpuTest {};
+
+// Every case of the device's grids is registered, so none goes unrun.
+TEST_F(KvTierGrids, EveryDeviceCaseIsRegistered) {
+  const auto tiers = tier_grid().unregistered(ctx().caps());
+  EXPECT_TRUE(tiers.empty()) << ::testing::PrintToString(tiers);
+  const auto pools = pool_grid().unregistered(lowered_context().caps());
+  EXPECT_TRUE(pools.empty()) << ::testing::PrintToString(pools);
+}
 
 // A paged decode whose pool passes a (fake) 4 KiB binding range.
 struct PastBinding : testing::GpuTest {

@@ -1,8 +1,9 @@
 // GPU vs float64 oracle for every case of the CI grid (the same grid
-// `vkattn check` runs), one test per case.
+// `vkattn check` runs), one test per case, registered without a device
+// (tests/parity_grid.hpp).
 #include <gtest/gtest.h>
 
-#include "check/check_case.hpp"
+#include "parity_grid.hpp"
 #include "test_context.hpp"
 
 namespace vkattn {
@@ -10,23 +11,22 @@ namespace {
 
 class TextParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-const std::vector<check::CheckCase>& grid() {
-  static auto g = check::text_check_cases(testing::shared_context().caps(), check::GridSize::ci);
-  return g;
-}
+TEST_P(TextParity, MatchesOracle) { testing::expect_matches_oracle(testing::family_grid("text"), ctx(), GetParam()); }
 
-TEST_P(TextParity, MatchesOracle) {
-  const auto& c = grid().at(GetParam());
-  auto r = c.run(ctx(), {});
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": "
-                        << reference::to_string(r.cmp, r.tol);
-}
-
-INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, grid().size()),
+INSTANTIATE_TEST_SUITE_P(Grid, TextParity, ::testing::Range<size_t>(0, testing::family_grid("text").keys().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return testing::param_test_name(info.param, grid().at(info.param).name);
+                           return testing::family_grid("text").test_name(info.param);
                          });
+
+class ParityGrid : public testing::GpuTest {};
+
+// Every case of the device's grid is registered, so none goes unrun.
+TEST_F(ParityGrid, EveryDeviceCaseIsRegistered) {
+  for (const char* family : {"text", "vision", "audio"}) {
+    const auto missing = testing::family_grid(family).unregistered(ctx().caps());
+    EXPECT_TRUE(missing.empty()) << family << ": " << ::testing::PrintToString(missing);
+  }
+}
 
 }  // namespace
 }  // namespace vkattn

@@ -9,43 +9,29 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <map>
 
-#include "check/check_case.hpp"
+#include "parity_grid.hpp"
 #include "test_context.hpp"
 
 namespace vkattn {
 namespace {
 
-const std::vector<check::CheckCase>& cases(const std::string& family) {
-  static std::map<std::string, std::vector<check::CheckCase>> grids;
-  auto it = grids.find(family);
-  if (it == grids.end())
-    it = grids.emplace(family, check::check_cases(family, testing::shared_context().caps(), check::GridSize::ci))
-             .first;
-  return it->second;
-}
-
-void run_case(Context& ctx, const check::CheckCase& c) {
-  auto r = c.run(ctx, {});
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_TRUE(r.passed) << c.name << " variant " << r.variant << ": " << reference::to_string(r.cmp, r.tol);
-}
-
+// Registered without a device (tests/parity_grid.hpp); a case the device's
+// grid lacks is reported as skipped.
 std::function<std::string(const ::testing::TestParamInfo<size_t>&)> namer(const char* family) {
-  return [family](const ::testing::TestParamInfo<size_t>& info) {
-    return testing::param_test_name(info.param, cases(family).at(info.param).name);
-  };
+  return [family](const ::testing::TestParamInfo<size_t>& info) { return testing::family_grid(family).test_name(info.param); };
 }
 
 class VisionParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 class AudioParity : public testing::GpuTest, public ::testing::WithParamInterface<size_t> {};
 
-TEST_P(VisionParity, MatchesOracle) { run_case(ctx(), cases("vision").at(GetParam())); }
-TEST_P(AudioParity, MatchesOracle) { run_case(ctx(), cases("audio").at(GetParam())); }
+TEST_P(VisionParity, MatchesOracle) { testing::expect_matches_oracle(testing::family_grid("vision"), ctx(), GetParam()); }
+TEST_P(AudioParity, MatchesOracle) { testing::expect_matches_oracle(testing::family_grid("audio"), ctx(), GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Grid, VisionParity, ::testing::Range<size_t>(0, cases("vision").size()), namer("vision"));
-INSTANTIATE_TEST_SUITE_P(Grid, AudioParity, ::testing::Range<size_t>(0, cases("audio").size()), namer("audio"));
+INSTANTIATE_TEST_SUITE_P(Grid, VisionParity, ::testing::Range<size_t>(0, testing::family_grid("vision").keys().size()),
+                         namer("vision"));
+INSTANTIATE_TEST_SUITE_P(Grid, AudioParity, ::testing::Range<size_t>(0, testing::family_grid("audio").keys().size()),
+                         namer("audio"));
 
 }  // namespace
 }  // namespace vkattn

@@ -16,6 +16,12 @@ PlanOptions OverrideFlags::plan_options() const {
   return o;
 }
 
+PlanOptions PlanFlags::plan_options() const {
+  PlanOptions o = overrides.plan_options();
+  o.use_tuning_cache = !no_tuning_cache;
+  return o;
+}
+
 void add_override_flags(CLI::App* cmd, OverrideFlags& flags, const std::string& variant_help,
                         const std::string& strict_help) {
   cmd->add_option("--variant", flags.variant, variant_help);
@@ -28,6 +34,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& flags) {
   cmd->add_option("--caps", flags.caps_file, "Plan for the device in this caps file (from `vkattn devices --json`)");
   add_override_flags(cmd, flags.overrides, "Override the choice", "A rejected override is an error");
   cmd->add_flag("--json", flags.json, "Print JSON");
+  cmd->add_flag("--explain", flags.explain,
+                "Print every candidate and why, the geometry, and whether a tuning-cache entry decided (the default "
+                "unless --json)");
+  cmd->add_flag("--no-tuning-cache", flags.no_tuning_cache, "Plan by the rules alone, ignoring `vkattn tune` results");
 }
 
 DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
@@ -38,7 +48,7 @@ DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
 
 void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
                 const std::string& json) {
-  if (flags.json) {
+  if (flags.json && !flags.explain) {
     fmt::print("{}\n", nlohmann::json::parse(json).dump());  // one line: JSON lines like every --json
     return;
   }

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "planner/text_planner.hpp"
+#include "vkattn/plan.hpp"
+#include "vkattn/text.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/error.hpp"
 
@@ -11,36 +12,42 @@ namespace vkattn::cli {
 
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   struct Opts {
-    planner::TextShape shape;
+    TextAttentionParams params;
+    uint32_t kv_len = 4096;
     std::string q = "f32", kv = "f16";
     PlanFlags flags;
   };
   auto o = std::make_shared<Opts>();
-  o->shape.num_heads = 32;
-  o->shape.num_kv_heads = 8;
-  o->shape.head_dim = 128;
-  o->shape.kv_len = 4096;
+  o->params.num_heads = 32;
+  o->params.num_kv_heads = 8;
+  o->params.head_dim = 128;
   auto* plan = app.add_subcommand("plan", "Explain kernel selection");
   plan->require_subcommand(1);
   add_plan_vision(*plan, g, status);
+  add_plan_audio(*plan, g, status);
   add_plan_bdpa(*plan, g, status);
   // No options: a Llama-3-8B decode step (the defaults --help shows).
   auto* text = plan->add_subcommand("text", "Text attention");
-  text->add_option("--batch", o->shape.batch, "B")->capture_default_str();
-  text->add_option("--seq-len", o->shape.seq_len, "S (1 = decode)")->capture_default_str();
-  text->add_option("--heads", o->shape.num_heads, "H")->capture_default_str();
-  text->add_option("--kv-heads", o->shape.num_kv_heads, "Hkv")->capture_default_str();
-  text->add_option("--head-dim", o->shape.head_dim, "D")->capture_default_str();
-  text->add_option("--kv-len", o->shape.kv_len, "keys per sequence")->capture_default_str();
+  text->add_option("--batch", o->params.batch, "B")->capture_default_str();
+  text->add_option("--seq-len", o->params.seq_len, "S (1 = decode)")->capture_default_str();
+  text->add_option("--heads", o->params.num_heads, "H")->capture_default_str();
+  text->add_option("--kv-heads", o->params.num_kv_heads, "Hkv")->capture_default_str();
+  text->add_option("--head-dim", o->params.head_dim, "D")->capture_default_str();
+  text->add_option("--kv-len", o->kv_len, "keys per sequence")->capture_default_str();
   text->add_option("--q-dtype", o->q, "f32 | f16 | bf16")->capture_default_str();
   text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16 | i8 | i4")->capture_default_str();
   add_plan_flags(text, o->flags);
   text->callback([o, &g, &status] {
-    o->shape.q = dtype_from_string(o->q);
-    o->shape.kv = dtype_from_string(o->kv);
+    // A contiguous cache holding exactly the keys; the queries are the last positions.
+    TextAttentionParams p = o->params;
+    p.kv_len = {o->kv_len};
+    p.kv_capacity = o->kv_len;
+    p.start_pos = {o->kv_len >= p.seq_len ? o->kv_len - p.seq_len : 0};
+    const DType q = dtype_from_string(o->q);
+    const TextTensorTypes types{q, dtype_from_string(o->kv), q, false};
     const DeviceCaps caps = plan_target_caps(o->flags, g);
-    auto p = planner::plan_text(caps, o->shape, o->flags.overrides.plan_options());
-    print_plan(caps, o->flags, planner::explain(p), planner::plan_to_json(p));
+    const Plan plan = plan_text(caps, p, types, o->flags.plan_options());
+    print_plan(caps, o->flags, explain(plan), to_json(plan));
     status = 0;
   });
 }

@@ -37,6 +37,9 @@ struct PlanFlags {
   std::string caps_file;
   OverrideFlags overrides;
   bool json = false;
+  bool explain = false;          // the explanation even with --json
+  bool no_tuning_cache = false;  // PlanOptions::use_tuning_cache off
+  PlanOptions plan_options() const;
 };
 void add_plan_flags(CLI::App* cmd, PlanFlags& flags);
 // What a `plan` subcommand plans for: the device in the caps file, or the chosen device.
@@ -53,6 +56,7 @@ void add_check_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_plan_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_run_command(CLI::App& app, GlobalOptions& g, int& status);
 void add_bench_command(CLI::App& app, GlobalOptions& g, int& status);
+void add_tune_command(CLI::App& app, GlobalOptions& g, int& status);
 
 // `vkattn run <op>` subcommands, one file each (tools/run_<op>.cpp); run_ops()
 // in tools/run_ops.cpp lists them.
@@ -64,8 +68,10 @@ void add_run_vision(CLI::App& run, GlobalOptions& g, int& status);    // tools/r
 void add_run_posembed(CLI::App& run, GlobalOptions& g, int& status);  // tools/run_vision.cpp
 void add_run_audio(CLI::App& run, GlobalOptions& g, int& status);     // tools/run_audio.cpp
 void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status);      // tools/run_bdpa.cpp
-// `vkattn plan vision` (tools/plan_vision.cpp) and `vkattn plan bdpa`, registered by add_plan_command.
+// `vkattn plan vision` (tools/plan_vision.cpp), registered by add_plan_command.
 void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status);
+// `vkattn plan audio` (tools/plan_audio.cpp), registered by add_plan_command.
+void add_plan_audio(CLI::App& plan, GlobalOptions& g, int& status);
 void add_plan_bdpa(CLI::App& plan, GlobalOptions& g, int& status);  // tools/plan_bdpa.cpp
 
 // .npy helpers of the vision and audio run ops (tools/run_vision.cpp).

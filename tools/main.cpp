@@ -1,4 +1,4 @@
-// vkattn: devices, demo, check, bench, plan, run.
+// vkattn: devices, demo, check, bench, tune, plan, run.
 //
 // Exit status, the same for every command (README, "The CLI"):
 //   0  success
@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   vkattn::cli::add_plan_command(app, g, status);
   vkattn::cli::add_run_command(app, g, status);
   vkattn::cli::add_bench_command(app, g, status);
+  vkattn::cli::add_tune_command(app, g, status);
   add_device_option(app, g.device);
   try {
     app.parse(argc, argv);

@@ -14,7 +14,7 @@ VISION_DEFAULTS = {"dtype": "f16", "layout": "phd"}
 AUDIO_DEFAULTS = {"dtype": "f16", "chunk": 12, "max_past": 12, "max_future": 0}
 FAMILY_FIELDS = {
     "text": {"batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "layout", "page_size", "window",
-             "causal", "softcap", "scale", "q_dtype", "kv_dtype", "out_dtype"},
+             "causal", "softcap", "scale", "q_dtype", "kv_dtype", "out_dtype", "recorded_at"},
     "vision": {"patches", "heads", "head_dim", "layout", "scale", "dtype"},
     "audio": {"frames", "heads", "head_dim", "chunk", "max_past", "max_future", "logit_cap", "dtype"},
     "probe": {"probe", "bytes", "workgroups", "iterations"},
@@ -85,6 +85,8 @@ def text_name(c):
         s += f" softcap{_fmt_number(c['softcap'])}"
     if "scale" in c:
         s += f" scale{_fmt_number(c['scale'])}"
+    if c.get("recorded_at"):
+        s += f" recorded@{c['recorded_at']}"
     return s
 
 

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "vkattn/caps.hpp"
 #include "vkattn/export.hpp"
+#include "vkattn/types.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn {
@@ -51,8 +53,26 @@ struct AudioCallInfo {
 class Recorder;
 struct PlanOptions;
 
-// Validates and records one call (no submit). The only option used is
-// `variant` (with `strict`), naming one of audio_variant_names().
+struct Plan;
+
+// What planning needs to know about a call's tensors.
+struct AudioTensorTypes {
+  DType in = DType::f32;   // Q, K, V, rel_pos
+  DType out = DType::f32;
+};
+VKATTN_API AudioTensorTypes audio_tensor_types(const AudioAttentionTensors& tensors);
+
+// The plan of one call on a device (no GPU work). The options used are
+// `variant` (one of audio_variant_names()) with `strict`; path, splits and
+// tile_keys have no meaning here and are an Error naming the option.
+VKATTN_API Plan plan_audio(const DeviceCaps& caps, const AudioAttentionParams& params, const AudioTensorTypes& types,
+                           const PlanOptions& options);
+// Records a plan (no submit); a plan that is not this call's on this device is an Error.
+VKATTN_API AudioCallInfo record(Recorder& rec, const Plan& plan, const AudioAttentionParams& params,
+                                const AudioAttentionTensors& tensors);
+
+// Validates, plans and records one call (no submit): plan_audio and record,
+// the plan cached per (device, shape, options).
 VKATTN_API AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params,
                                          const AudioAttentionTensors& tensors, const PlanOptions& options);
 VKATTN_API AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& params,

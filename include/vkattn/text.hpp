@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "vkattn/caps.hpp"
 #include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 #include "vkattn/types.hpp"
@@ -83,8 +84,33 @@ struct TextCallInfo {
 class Recorder;
 class Context;
 struct PlanOptions;
+struct Plan;
 
-// Validates, plans and records one attention call (no submit).
+// What planning needs to know about a call's tensors.
+struct TextTensorTypes {
+  DType q = DType::f32, kv = DType::f32, out = DType::f32;
+  // kv_len read from a GPU buffer: the split grid is sized for the cache's
+  // capacity, so one recording stays fast at any length a replay reads.
+  bool kv_len_on_gpu = false;
+  // K/V pools past one storage-buffer binding (or past 32-bit element
+  // indices), read through their buffer device addresses by the kernel built that way.
+  bool kv_by_address = false;
+};
+// The types of `tensors`, and whether `caps`'s device reads their K/V by address.
+VKATTN_API TextTensorTypes text_tensor_types(const TextAttentionTensors& tensors, const DeviceCaps& caps);
+
+// The plan of one call on a device (no GPU work; `caps` may come from a caps
+// file). Throws Error for invalid params or a rejected strict override.
+VKATTN_API Plan plan_text(const DeviceCaps& caps, const TextAttentionParams& params, const TextTensorTypes& types,
+                          const PlanOptions& options);
+// Records a plan (no submit). A plan that is not this call's on this device
+// (another shape, dtype or device, or edited) is an Error naming what differs.
+VKATTN_API TextCallInfo record(Recorder& rec, const Plan& plan, const TextAttentionParams& params,
+                               const TextAttentionTensors& tensors);
+
+// Validates, plans and records one attention call (no submit): plan_text and
+// record in one, with the plan cached per (device, shape, options) so a call
+// seen before on this thread does no planning.
 VKATTN_API TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params,
                                        const TextAttentionTensors& tensors, const PlanOptions& options);
 VKATTN_API TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& params,

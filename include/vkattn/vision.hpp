@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vkattn/caps.hpp"
 #include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 #include "vkattn/types.hpp"
@@ -49,7 +50,25 @@ struct VisionCallInfo {
   uint32_t dispatches = 0;  // 1, or 5 for the head-major variant on PHD tensors (4 transposes)
 };
 
-// Validates, plans and records one call (no submit).
+struct Plan;
+
+// What planning needs to know about a call's tensors.
+struct VisionTensorTypes {
+  DType in = DType::f32;   // Q, K, V
+  DType out = DType::f32;
+};
+VKATTN_API VisionTensorTypes vision_tensor_types(const VisionAttentionTensors& tensors);
+
+// The plan of one call on a device (no GPU work). PlanOptions' path, splits
+// and tile_keys have no meaning here and are an Error naming the option.
+VKATTN_API Plan plan_vision(const DeviceCaps& caps, const VisionAttentionParams& params,
+                            const VisionTensorTypes& types, const PlanOptions& options);
+// Records a plan (no submit); a plan that is not this call's on this device is an Error.
+VKATTN_API VisionCallInfo record(Recorder& rec, const Plan& plan, const VisionAttentionParams& params,
+                                 const VisionAttentionTensors& tensors);
+
+// Validates, plans and records one call (no submit): plan_vision and record,
+// the plan cached per (device, shape, options).
 VKATTN_API VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,
                                            const VisionAttentionTensors& tensors, const PlanOptions& options);
 VKATTN_API VisionCallInfo vision_attention(Recorder& rec, const VisionAttentionParams& params,

@@ -5,8 +5,7 @@
 
 #include "capi/capi_params.hpp"
 #include "capi/capi_support.hpp"
-#include "planner/text_planner.hpp"
-#include "planner/vision_planner.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/audio.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/vision.hpp"
@@ -137,10 +136,10 @@ vkattn_status vkattn_plan_text(vkattn_context ctx, const vkattn_text_params* par
   return guarded([&] {
     require(ctx, "ctx");
     require(params, "params");
-    const auto shape =
-        planner::text_shape_of(capi::text_params_of(*params), static_cast<DType>(q), static_cast<DType>(kv));
-    const auto plan = planner::plan_text(ctx->context->caps(), shape, capi::plan_options_of(options));
-    capi::write_json(planner::plan_to_json(plan), json, capacity, length);
+    const TextTensorTypes types{static_cast<DType>(q), static_cast<DType>(kv), static_cast<DType>(q), false};
+    const Plan plan =
+        vkattn::plan_text(ctx->context->caps(), capi::text_params_of(*params), types, capi::plan_options_of(options));
+    capi::write_json(to_json(plan), json, capacity, length);
   });
 }
 
@@ -150,9 +149,9 @@ vkattn_status vkattn_plan_vision(vkattn_context ctx, const vkattn_vision_params*
     require(ctx, "ctx");
     require(params, "params");
     const VisionAttentionParams p = capi::vision_params_of(*params);
-    const planner::VisionShape shape{p.patches, p.num_heads, p.head_dim, static_cast<DType>(dtype), p.layout};
-    const auto plan = planner::plan_vision(ctx->context->caps(), shape, capi::plan_options_of(options));
-    capi::write_json(planner::plan_to_json(plan), json, capacity, length);
+    const VisionTensorTypes types{static_cast<DType>(dtype), static_cast<DType>(dtype)};
+    const Plan plan = vkattn::plan_vision(ctx->context->caps(), p, types, capi::plan_options_of(options));
+    capi::write_json(to_json(plan), json, capacity, length);
   });
 }
 

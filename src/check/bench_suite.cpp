@@ -52,6 +52,7 @@ constexpr Field kFields[] = {
     {"logit_cap", Kind::number, kAudio},   {"probe", Kind::text, kProbe},
     {"bytes", Kind::positive, kProbe},     {"workgroups", Kind::non_negative, kProbe},
     {"iterations", Kind::positive, kProbe},
+    {"recorded_at", Kind::positive, kText},
 };
 
 struct FamilyName {
@@ -214,6 +215,10 @@ class CaseBuilder {
     c.q = dtype("q_dtype", "f16");
     c.kv = dtype("kv_dtype", std::string(to_string(c.q)));
     c.out = dtype("out_dtype", std::string(to_string(c.q)));
+    c.recorded_at = u32("recorded_at", 0);
+    if (c.recorded_at && (c.recorded_at < seq_len || c.recorded_at > kv_len))
+      r_.fail(raw_.where + ".recorded_at",
+              fmt::format("expected a length from seq_len ({}) to kv_len ({}), got {}", seq_len, kv_len, c.recorded_at));
     return text_bench_name(c);
   }
 
@@ -356,6 +361,7 @@ std::string text_bench_name(const TextCase& c) {
   if (p.window) s += fmt::format(" w{}", p.window);
   if (p.softcap > 0) s += fmt::format(" softcap{}", p.softcap);
   if (p.scale) s += fmt::format(" scale{}", *p.scale);
+  if (c.recorded_at) s += fmt::format(" recorded@{}", c.recorded_at);
   return s;
 }
 

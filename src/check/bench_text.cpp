@@ -233,13 +233,31 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
     for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
     fill.run();
   }
+  // A recording made at a shorter length: host hints of recorded_at keys, the
+  // real per-sequence lengths and positions read from GPU buffers.
+  TextAttentionParams recorded = p;
+  if (c.recorded_at) {
+    std::vector<uint32_t> lens(p.batch), starts(p.batch);
+    for (uint32_t b = 0; b < p.batch; ++b) {
+      lens[b] = p.kv_len_of(b);
+      starts[b] = p.start_pos_of(b);
+    }
+    recorded.kv_len = {c.recorded_at};
+    recorded.start_pos = {p.kv_start_of(0) + c.recorded_at - p.seq_len};
+    for (auto& set : sets) {
+      set.kv_len = ctx.tensor(DType::u32, {p.batch});
+      set.start_pos = ctx.tensor(DType::u32, {p.batch});
+      ctx.upload(set.kv_len, lens);
+      ctx.upload(set.start_pos, starts);
+    }
+  }
   TextCase overridden = c;
   overridden.variant = options.variant;
   overridden.splits = options.splits;
   overridden.tile_keys = options.tile_keys;
   const PlanOptions plan = plan_options(overridden);
   time_bench_call(ctx, [&](Recorder& rec, uint32_t i) {
-    r.variant = text_attention(rec, p, sets[i % sets.size()], plan).variant;
+    r.variant = text_attention(rec, recorded, sets[i % sets.size()], plan).variant;
   }, options, r);
   std::vector<std::byte> out_bytes(t.out.bytes());
   ctx.download(t.out, out_bytes);

@@ -25,6 +25,10 @@ struct TextCase {
   bool indirect = false;        // workgroup counts from a GPU buffer
   bool scramble_pages = true;   // paged: pages in a shuffled order
   uint32_t seed = 1;
+  // Benchmarks: > 0 records the call once with host hints of this many keys
+  // and the real lengths in GPU buffers, then replays it (a decode graph
+  // recorded early and replayed late); 0 records at the real lengths.
+  uint32_t recorded_at = 0;
   uint32_t splits = 0;     // tuning overrides passed to the planner (0: its choice)
   uint32_t tile_keys = 0;
 };

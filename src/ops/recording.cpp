@@ -9,9 +9,8 @@
 
 namespace vkattn::ops {
 
-const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
-                                          uint64_t groups, uint32_t batch) {
-  const DeviceCaps& caps = rt.caps();
+PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DType out, uint64_t rows,
+                                   uint64_t groups, uint32_t batch) {
   if (rows * head_dim * 4 > caps.max_storage_buffer_range)
     throw Error(ErrorKind::unsupported, fmt::format("split scratch: expected at most {} bytes, got {}",
                                                     caps.max_storage_buffer_range, rows * head_dim * 4));
@@ -19,15 +18,25 @@ const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DT
     throw Error(ErrorKind::unsupported,
                 fmt::format("split reduce workgroups: expected at most [{}, {}] (device limit), got [{}, {}]",
                             caps.max_workgroup_count[0], caps.max_workgroup_count[1], groups, batch));
-  std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
-  spec[TEXT_SC_HEAD_DIM] = head_dim;
+  PlanDispatch d;
+  d.module = "text_split_reduce";
+  d.spec_constants.assign(TEXT_SC_COUNT, 0);
+  d.spec_constants[TEXT_SC_HEAD_DIM] = head_dim;
   // A power of two (for the max tree) up to 256; Vulkan guarantees 128
   // invocations, which covers D/4 <= 128 columns.
   uint32_t wg = 1;
   while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
-  spec[TEXT_SC_WG_SIZE] = wg;
-  spec[TEXT_SC_O_TYPE] = text::dtype_code(out);
-  return rt.pipelines().get({"text_split_reduce", spec, 0}, {TEXT_BINDINGS, sizeof(text::TextPush)});
+  d.spec_constants[TEXT_SC_WG_SIZE] = wg;
+  d.spec_constants[TEXT_SC_O_TYPE] = text::dtype_code(out);
+  d.grid[0] = static_cast<uint32_t>(groups);
+  d.grid[1] = batch;
+  return d;
+}
+
+const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
+                                          uint64_t groups, uint32_t batch) {
+  const PlanDispatch d = split_reduce_dispatch(rt.caps(), head_dim, out, rows, groups, batch);
+  return rt.pipelines().get({d.module, d.spec_constants, 0}, {TEXT_BINDINGS, sizeof(text::TextPush)});
 }
 
 }  // namespace vkattn::ops

@@ -8,6 +8,7 @@
 #include "vk/pipeline_cache.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn::ops {
@@ -36,11 +37,14 @@ inline PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_
   return s;
 }
 
-// The text_split_reduce pipeline for a split-KV call with `rows` partial rows
+// The text_split_reduce dispatch for a split-KV call with `rows` partial rows
 // (batch x splits x seq_len x heads) and `groups` = seq_len x heads reduce
-// workgroups per sequence; throws Error(unsupported) when the partials or the
-// grid do not fit the device. Its push constants and bindings are text
-// attention's (text_attention_interface.h).
+// workgroups per sequence (grid: groups x batch); throws Error(unsupported)
+// when the partials or the grid do not fit the device. Its push constants and
+// bindings are text attention's (text_attention_interface.h).
+PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DType out, uint64_t rows,
+                                   uint64_t groups, uint32_t batch);
+// Its pipeline.
 const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
                                           uint64_t groups, uint32_t batch);
 

@@ -7,6 +7,7 @@
 
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
+#include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
 #include "planner/text_variants.hpp"
 #include "shaders/bdpa_interface.h"
@@ -34,17 +35,6 @@ constexpr Rule kRules[] = {
     {"bdpa_decode", "short_kv: one workgroup per KV head walks every key", always},
     {"bdpa_prefill_tiled", "tiled: the query rows of a workgroup share each rebuilt K/V tile", always},
 };
-
-// The variant an override names for this call's phase: PlanOptions::variant, or
-// the first kernel-path entry of the phase and layer.
-std::string forced_variant(const PlanOptions& o, Phase phase) {
-  if (!o.variant.empty()) return o.variant;
-  for (const auto& e : o.path)
-    if (e.phase == phase &&
-        (e.layers.empty() || std::find(e.layers.begin(), e.layers.end(), o.layer) != e.layers.end()))
-      return e.variant;
-  return "";
-}
 
 }  // namespace
 
@@ -102,7 +92,7 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
     return p;
   };
 
-  const std::string forced = forced_variant(options, s.phase());
+  const std::string forced = requested_variant(options, s.phase());
   if (!forced.empty()) {
     const BdpaVariant* v = find_bdpa_variant(forced);
     BdpaGeometryOrReason g;
@@ -117,9 +107,7 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
       plan.reason = "override";
       return tuned(plan);
     }
-    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    plan.warnings.push_back(rejected + "; falling back to capability selection");
-    warn_once(plan.warnings.back());
+    reject_override(rejected, v != nullptr, options, plan.warnings);
   }
   for (const auto& rule : kRules) {
     const BdpaVariant* v = find_bdpa_variant(std::string(rule.family) + "_" + dtype_suffix(s.q, s.basis));

@@ -1,5 +1,5 @@
-// The parts of `explain` and JSON that every planner's plan shares: the
-// candidate list, the winner and its reason, and warnings.
+// The parts of `explain` (src/planner/plan.cpp) that list the candidates,
+// the winner and its reason, and warnings.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,8 +16,22 @@ std::string explain_candidates(const std::vector<PlanCandidate>& candidates, con
                                const std::string& reason, int name_width);
 std::string explain_warnings(const std::vector<std::string>& warnings);
 
-// {"variant", "reason", "geometry", "candidates", "warnings"} as pretty JSON.
+// {"variant", "reason", "geometry", "candidates", "warnings"} as pretty JSON,
+// for BDPA's planner, which has no public Plan family yet.
 std::string plan_json(const std::string& winner, const std::string& reason, nlohmann::json geometry,
                       const std::vector<PlanCandidate>& candidates, const std::vector<std::string>& warnings);
+
+// The part of a public Plan every family's planner result fills alike:
+// family, variant, reason, candidates and warnings.
+template <class FamilyPlan>
+Plan plan_header(PlanFamily family, const std::string& variant, const FamilyPlan& chosen) {
+  Plan plan;
+  plan.family = family;
+  plan.variant = variant;
+  plan.reason = chosen.reason;
+  plan.candidates = chosen.candidates;
+  plan.warnings = chosen.warnings;
+  return plan;
+}
 
 }  // namespace vkattn::planner

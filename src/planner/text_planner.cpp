@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
+#include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
+#include "shaders/text_tile_arrays.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -16,11 +17,8 @@ namespace vkattn::planner {
 namespace {
 
 // Bytes text_attention.comp declares in shared memory for this geometry
-// (mirrors its `shared` arrays).
-uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) {
-  const uint32_t d4 = d / 4;
-  return rows * d4 * 16 + tk * (d4 + 1) * 16 + tk * d4 * 16 + rows * tk * 4 + tk * 4 + rows * 16;
-}
+// (its arrays, shaders/text_tile_arrays.h).
+uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) { return TEXT_TILE_SHARED_BYTES(rows, d, tk); }
 
 // Keys one split-KV workgroup walks at most (see text_geometry).
 constexpr uint32_t kSplitChunkKeys = 128;
@@ -149,27 +147,12 @@ const TextVariant* variant_of(const std::string& family, const TextShape& s) {
   return find_text_variant(family + "_" + dtype_suffix(s.q, s.kv));
 }
 
-std::string phase_override(const PlanOptions& o, Phase phase) {
-  if (!o.variant.empty()) return o.variant;
-  for (const auto& e : o.path) {
-    if (e.phase != phase) continue;
-    if (e.layers.empty() || std::find(e.layers.begin(), e.layers.end(), o.layer) != e.layers.end()) return e.variant;
-  }
-  return "";
-}
-
 }  // namespace
 
 // Applies PlanOptions' tuning overrides to a chosen plan; an override the
 // variant cannot take is an error (tuning is explicit, never silently dropped).
 static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s, const PlanOptions& o) {
   TextGeometry& g = plan.geometry;
-  if (o.splits) {
-    if (plan.variant->kind != Kind::split)
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("splits: expected 0 for the non-split variant {}, got {}", plan.variant->name, o.splits));
-    g.splits = o.splits;
-  }
   if (o.tile_keys) {
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
@@ -206,6 +189,13 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
     }
     g.tile_keys = o.tile_keys;
   }
+  // After the key tile: a fragment geometry made for it comes with its own split count.
+  if (o.splits) {
+    if (plan.variant->kind != Kind::split)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("splits: expected 0 for the non-split variant {}, got {}", plan.variant->name, o.splits));
+    g.splits = o.splits;
+  }
   return plan;
 }
 
@@ -236,13 +226,13 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.candidates.push_back({v.name, g.geometry.has_value() && !precision_bars(v), why});
   }
 
-  const std::string forced = phase_override(options, s.phase());
+  const std::string forced = requested_variant(options, s.phase());
   if (!forced.empty()) {
     const TextVariant* v = find_text_variant(forced);
     std::string rejected;
     GeometryOrReason g;
     if (!v) {
-      rejected = fmt::format("variant: expected a text variant name (see `vkattn plan text`), got '{}'", forced);
+      rejected = unknown_variant("text", forced);
     } else {
       g = text_geometry(*v, caps, s);
       if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", forced, g.reason);
@@ -269,9 +259,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
       log_selection_once("text", plan.variant->name, plan.reason);
       return plan;
     }
-    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    plan.warnings.push_back(rejected + "; falling back to capability selection");
-    warn_once(plan.warnings.back());
+    reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
   for (const auto& rule : kRules) {
@@ -281,7 +269,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     if (!g.geometry || !rule.applies(caps, s, *g.geometry)) continue;
     plan.variant = v;
     plan.geometry = *g.geometry;
-    plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    plan.reason = rule_reason(rule.reason, !forced.empty());
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
     // Prefill on any device, decode where tensor-core rows exist: say why they were not taken.
     if ((s.kv == DType::i8 || s.kv == DType::i4) && (s.phase() == Phase::prefill || caps.cooperative_matrix_nv))
@@ -298,21 +286,16 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
                           to_string(s.q), to_string(s.kv), caps.name, whys));
 }
 
-std::string explain(const TextPlan& plan) {
-  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28);
-  const auto& g = plan.geometry;
-  out += fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
-                     "KV split(s), {} bytes shared{}\n",
-                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes,
-                     g.key_lanes ? fmt::format(", {} lanes per key", g.key_lanes) : "");
-  return out + explain_warnings(plan.warnings);
+Plan public_view(const TextPlan& plan) {
+  const TextGeometry& g = plan.geometry;
+  Plan view = plan_header(PlanFamily::text, plan.variant->name, plan);
+  view.geometry = {g.workgroup_size, g.q_pos,     g.head_group,   g.tile_keys,           g.splits,
+                   g.acc_chunks,     g.key_lanes, g.shared_bytes, g.required_subgroup_size};
+  return view;
 }
 
-std::string plan_to_json(const TextPlan& plan) {
-  const auto& g = plan.geometry;
-  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"q_pos", g.q_pos},         {"head_group", g.head_group},         {"tile_keys", g.tile_keys},
-                   {"workgroup_size", g.workgroup_size}, {"splits", g.splits}, {"shared_bytes", g.shared_bytes}, {"key_lanes", g.key_lanes}}, plan.candidates, plan.warnings);
-}
+std::string explain(const TextPlan& plan) { return vkattn::explain(public_view(plan)); }
+std::string plan_to_json(const TextPlan& plan) { return to_json(public_view(plan)); }
 
 TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool lengths_on_gpu) {
   TextShape shape;

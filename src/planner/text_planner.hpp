@@ -67,7 +67,10 @@ TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOpt
 // The same without PlanOptions' tuning overrides (splits, tile_keys).
 TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
 
-// Human-readable and JSON renderings of a plan (for `vkattn plan` and logs).
+// The choice as a public Plan without its dispatches (variant, reason,
+// candidates, warnings, geometry); the ops add the dispatches.
+Plan public_view(const TextPlan& plan);
+// vkattn::explain and to_json of that view.
 std::string explain(const TextPlan& plan);
 std::string plan_to_json(const TextPlan& plan);
 

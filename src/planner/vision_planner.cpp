@@ -5,11 +5,12 @@
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
+#include "planner/selection.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "planner/selection_log.hpp"
+#include "shaders/vision_tile_arrays.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::planner {
@@ -25,13 +26,8 @@ constexpr const char* kReducedNeeds = "rounds f32 Q/K/V to f16 tiles; needs allo
 }  // namespace
 
 uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared) {
-  const uint32_t d4 = head_dim / 4;
   const uint32_t f32_tile = f16_shared ? 1 : tile, f16_tile = f16_shared ? tile : 1;
-  return queries * d4 * 16                                // q_tile
-         + f32_tile * (d4 + 1) * 16 + f32_tile * d4 * 16  // k_tile, v_tile
-         + f16_tile * (d4 + 1) * 8 + f16_tile * d4 * 8    // k_tile_h, v_tile_h
-         + queries * tile * 4                             // p_tile
-         + queries * 12;                                  // row_max, row_sum, row_alpha
+  return VIS_TILE_SHARED_BYTES(queries, head_dim, tile, f32_tile, f16_tile);
 }
 
 VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps& caps, const VisionShape& s) {
@@ -131,6 +127,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
   // `vkattn plan vision` passes the shape unvalidated; an empty call has no plan.
   if (s.patches == 0) throw Error(ErrorKind::invalid_argument, "patches: expected >= 1, got 0");
   if (s.num_heads == 0) throw Error(ErrorKind::invalid_argument, "num_heads: expected >= 1, got 0");
+  reject_unhonoured_options("vision", options);
   VisionPlan plan;
   for (const auto& v : vision_variants()) {
     if (v.dtype != s.dtype) continue;
@@ -148,8 +145,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     std::string rejected;
     VisionGeometryOrReason g;
     if (!v) {
-      rejected = fmt::format("variant: expected a vision variant name (see `vkattn plan vision`), got '{}'",
-                             options.variant);
+      rejected = unknown_variant("vision", options.variant);
     } else {
       g = vision_geometry(*v, caps, s);
       if (!g.geometry) rejected = fmt::format("variant '{}' rejected: {}", options.variant, g.reason);
@@ -163,9 +159,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
       log_selection_once("vision", v->name, plan.reason);
       return plan;
     }
-    if (options.strict) throw Error(v ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    plan.warnings.push_back(rejected + "; falling back to capability selection");
-    warn_once(plan.warnings.back());
+    reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
   for (const auto& rule : kRules) {
@@ -183,7 +177,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     }
     plan.variant = v;
     plan.geometry = *g.geometry;
-    plan.reason = options.variant.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    plan.reason = rule_reason(rule.reason, !options.variant.empty());
     if (reduces_precision(*v, s)) plan.reason += fmt::format("; {}", kReducedNote);
     for (auto& c : plan.candidates)
       if (c.why == "eligible" && c.variant != v->name) c.why = "eligible; an earlier rule chose the winner";
@@ -196,27 +190,19 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
                                                   s.head_dim, to_string(s.dtype), caps.name, whys));
 }
 
-std::string explain(const VisionPlan& plan) {
-  std::string out = explain_candidates(plan.candidates, plan.variant->name, plan.reason, 36);
-  const auto& g = plan.geometry;
-  const char* tiles = plan.variant->kind == VisionKind::fragments ? "f16 fragments"
-                      : plan.variant->f16_shared                   ? "f16 packed"
-                                                                   : "f32";
-  out += fmt::format("geometry: {} queries per workgroup, {}-key tiles ({}), {} invocations{}, {} bytes shared\n",
-                     g.queries, g.tile, tiles, g.workgroup_size,
-                     g.required_subgroup_size ? fmt::format(" (subgroups of {})", g.required_subgroup_size) : "",
-                     g.shared_bytes);
-  return out + explain_warnings(plan.warnings);
+Plan public_view(const VisionPlan& plan) {
+  const VisionGeometry& g = plan.geometry;
+  Plan view = plan_header(PlanFamily::vision, plan.variant->name, plan);
+  view.geometry.workgroup_size = g.workgroup_size;
+  view.geometry.query_rows = g.queries;
+  view.geometry.tile_keys = g.tile;
+  view.geometry.acc_chunks = g.acc_chunks;
+  view.geometry.shared_bytes = g.shared_bytes;
+  view.geometry.required_subgroup_size = g.required_subgroup_size;
+  return view;
 }
 
-std::string plan_to_json(const VisionPlan& plan) {
-  const auto& g = plan.geometry;
-  return plan_json(plan.variant->name, plan.reason, nlohmann::json{{"queries", g.queries},
-                   {"tile", g.tile},
-                   {"workgroup_size", g.workgroup_size},
-                   {"f16_shared", plan.variant->f16_shared},
-                   {"required_subgroup_size", g.required_subgroup_size},
-                   {"shared_bytes", g.shared_bytes}}, plan.candidates, plan.warnings);
-}
+std::string explain(const VisionPlan& plan) { return vkattn::explain(public_view(plan)); }
+std::string plan_to_json(const VisionPlan& plan) { return to_json(public_view(plan)); }
 
 }  // namespace vkattn::planner

@@ -35,7 +35,7 @@ struct VisionGeometryOrReason {
 };
 VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps& caps, const VisionShape& shape);
 
-// Bytes vision_attention.comp declares in shared memory (mirrors its arrays).
+// Bytes vision_attention.comp declares in shared memory (its arrays, shaders/vision_tile_arrays.h).
 uint32_t vision_shared_bytes(uint32_t queries, uint32_t head_dim, uint32_t tile, bool f16_shared);
 
 struct VisionPlan {
@@ -49,6 +49,8 @@ struct VisionPlan {
 // Honours options.variant (strict: a rejected override throws Error).
 VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& shape, const PlanOptions& options = {});
 
+// The choice as a public Plan without its dispatches; explain and JSON of it.
+Plan public_view(const VisionPlan& plan);
 std::string explain(const VisionPlan& plan);
 std::string plan_to_json(const VisionPlan& plan);
 

@@ -21,6 +21,7 @@
 #endif
 
 #include "text_attention_interface.h"
+#include "text_tile_arrays.h"
 #include "text_common.glsl"
 
 layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 64;
@@ -56,10 +57,10 @@ const uint KV_WORDS_PER_ROW = D / (KV_TYPE == TEXT_DT_F32 ? 4 : 8);
 const uint Q_WORDS_PER_ROW = D / (Q_TYPE == TEXT_DT_F32 ? 4 : 8);
 const float NEG_INF = -1.0 / 0.0;
 
-shared vec4 q_tile[ROWS * D4];
-shared vec4 k_tile[TK * K_STRIDE];
-shared vec4 v_tile[TK * D4];
-shared float p_tile[ROWS * TK];
+shared vec4 q_tile[TEXT_TILE_Q_VEC4S(ROWS, D)];
+shared vec4 k_tile[TEXT_TILE_K_VEC4S(TK, D)];
+shared vec4 v_tile[TEXT_TILE_V_VEC4S(TK, D)];
+shared float p_tile[TEXT_TILE_P_FLOATS(ROWS, TK)];
 shared uint key_pos[TK];
 shared uint row_pos[ROWS];  // absolute query position, TEXT_INVALID_POS past seq_len
 shared float row_max[ROWS];

@@ -18,6 +18,7 @@
 
 #define VIS_ATTENTION_PUSH 1
 #include "vision_interface.h"
+#include "vision_tile_arrays.h"
 // text_common.glsl decodes words by TEXT_DT_* codes, which the VIS_DT_* codes equal.
 #define TEXT_DT_F32 VIS_DT_F32
 #define TEXT_DT_F16 VIS_DT_F16
@@ -52,12 +53,12 @@ const float NEG_INF = -1.0 / 0.0;
 const uint F32_TILE = F16_SHARED != 0u ? 1u : TK;
 const uint F16_TILE = F16_SHARED != 0u ? TK : 1u;
 
-shared vec4 q_tile[QN * D4];
-shared vec4 k_tile[F32_TILE * K_STRIDE];
-shared vec4 v_tile[F32_TILE * D4];
-shared uvec2 k_tile_h[F16_TILE * K_STRIDE];  // 4 halves per uvec2
-shared uvec2 v_tile_h[F16_TILE * D4];
-shared float p_tile[QN * TK];
+shared vec4 q_tile[VIS_TILE_Q_VEC4S(QN, D)];
+shared vec4 k_tile[VIS_TILE_K_WORDS(F32_TILE, D)];
+shared vec4 v_tile[VIS_TILE_V_WORDS(F32_TILE, D)];
+shared uvec2 k_tile_h[VIS_TILE_K_WORDS(F16_TILE, D)];  // 4 halves per uvec2
+shared uvec2 v_tile_h[VIS_TILE_V_WORDS(F16_TILE, D)];
+shared float p_tile[VIS_TILE_P_FLOATS(QN, TK)];
 shared float row_max[QN];
 shared float row_sum[QN];
 shared float row_alpha[QN];

@@ -29,6 +29,9 @@ class Runtime {
   ~Runtime();
 
   const DeviceCaps& caps() const { return caps_; }
+  // Unique in the process and never reused, so per-device caches (plans,
+  // pipelines behind them) can key on it without outliving the device.
+  uint64_t id() const { return id_; }
   VkDevice device() const { return device_; }
   // The device-level functions of this context's device (vk/volk.hpp).
   const VolkDeviceTable& vk() const { return *vk_; }
@@ -70,6 +73,11 @@ class Runtime {
 
  private:
   void load_device_functions();
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> last{0};
+    return ++last;
+  }
+  const uint64_t id_ = next_id();
   void finish_setup();
   // Lowers caps_.max_storage_buffer_range to `limit` bytes (0: to
   // $VKATTN_MAX_STORAGE_BUFFER_RANGE when set), so pools past one binding can

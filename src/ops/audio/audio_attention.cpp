@@ -1,4 +1,4 @@
-// Audio block-local attention: validate -> variant -> cached pipeline -> bind -> record.
+// Audio block-local attention: validate -> plan -> cached pipeline -> bind -> record.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +7,9 @@
 #include <numbers>
 
 #include "ops/audio/audio_validate.hpp"
-#include "planner/selection_log.hpp"
+#include "ops/audio/audio_plan.hpp"
+#include "ops/plan_check.hpp"
+#include "planner/audio_planner.hpp"
 #include "shaders/audio_interface.h"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
@@ -18,56 +20,13 @@
 
 namespace vkattn {
 
+static_assert(sizeof(audio::AudioPush) == 12 * 4, "AudioPush must mirror the GLSL push-constant block");
+
 namespace {
 
-// One kernel per input dtype: a query sees at most max_past + max_future + 1
-// keys, so one workgroup per (frame, head) with a small key tile is the whole
-// design space worth having; there is nothing for a planner to choose.
-constexpr uint32_t kTile = 32;
-constexpr uint32_t kWorkgroup = 64;
-
-std::string variant_name(DType t) { return fmt::format("audio_block_local_{}", to_string(t)); }
-
-}  // namespace
-
-std::vector<std::string> audio_variant_names() { return {variant_name(DType::f32), variant_name(DType::f16)}; }
-
-AudioCallInfo audio_attention(Recorder& recorder, const AudioAttentionParams& p, const AudioAttentionTensors& t,
-                              const PlanOptions& options) {
-  vk::RecorderImpl& rec = recorder.impl();
-  vk::Runtime& rt = recorder.context().runtime();
-  const DeviceCaps& caps = rt.caps();
-  audio::validate(p, t, caps);
-
-  AudioCallInfo info;
-  info.variant = variant_name(t.q.dtype());
-  info.reason = "the block-local kernel for this dtype";
-  if (!options.variant.empty() && options.variant != info.variant) {
-    const auto names = audio_variant_names();
-    const bool known = std::find(names.begin(), names.end(), options.variant) != names.end();
-    std::string rejected =
-        known ? fmt::format("variant '{}' rejected: takes {} inputs, call has {}", options.variant,
-                            options.variant.substr(options.variant.rfind('_') + 1), to_string(t.q.dtype()))
-              : fmt::format("variant: expected one of {}, got '{}'", fmt::join(names, ", "), options.variant);
-    if (options.strict) throw Error(known ? ErrorKind::unsupported : ErrorKind::invalid_argument, rejected);
-    info.warnings.push_back(rejected + "; falling back to " + info.variant);
-    planner::warn_once(info.warnings.back());
-  } else if (!options.variant.empty()) {
-    info.reason = "override";
-  }
-  planner::log_selection_once("audio", info.variant, info.reason);
-
-  const uint32_t wg = std::min(kWorkgroup, caps.max_workgroup_invocations);
-  std::vector<uint32_t> spec(AUDIO_SC_COUNT, 0);
-  spec[AUDIO_SC_HEAD_DIM] = p.head_dim;
-  spec[AUDIO_SC_WG_SIZE] = wg;
-  spec[AUDIO_SC_TILE] = kTile;
-  spec[AUDIO_SC_IN_TYPE] = t.q.dtype() == DType::f16 ? AUDIO_DT_F16 : AUDIO_DT_F32;
-  spec[AUDIO_SC_OUT_TYPE] = t.out.dtype() == DType::f16 ? AUDIO_DT_F16 : AUDIO_DT_F32;
-  spec[AUDIO_SC_ACC_CHUNKS] = (p.head_dim / 4 + wg - 1) / wg;
-  const vk::ShaderInterface iface{AUDIO_BINDINGS, sizeof(audio::AudioPush)};
-  const vk::Pipeline& pipeline = rt.pipelines().get({"audio_attention", spec, 0}, iface);
-
+// Records a plan already checked against this call and device, with its pipeline.
+AudioCallInfo record_checked(vk::RecorderImpl& rec, const planner::CachedPlan& cached, const AudioAttentionParams& p,
+                             const AudioAttentionTensors& t) {
   audio::AudioPush push{};
   push.frames = p.frames;
   push.heads = p.num_heads;
@@ -86,10 +45,31 @@ AudioCallInfo audio_attention(Recorder& recorder, const AudioAttentionParams& p,
   buffers[AUDIO_BIND_PER_DIM_SCALE] = vk::ref(t.per_dim_scale, vk::Access::read);
   buffers[AUDIO_BIND_REL_POS] = vk::ref(t.rel_pos, vk::Access::read);
   buffers[AUDIO_BIND_O] = vk::ref(t.out, vk::Access::write);
-  // One workgroup per (frame, head); RecorderImpl rejects frame counts beyond
-  // the device's workgroup-count limit with an Error naming the counts.
-  rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), p.frames, p.num_heads, 1);
-  return info;
+  const uint32_t* grid = cached.plan.dispatches[0].grid;
+  rec.dispatch(*cached.pipelines[0], buffers, std::as_bytes(std::span(&push, 1)), grid[0], grid[1], grid[2]);
+  return {cached.plan.variant, cached.plan.reason, cached.plan.warnings};
+}
+
+}  // namespace
+
+std::vector<std::string> audio_variant_names() { return planner::audio_variants(); }
+
+AudioCallInfo record(Recorder& recorder, const Plan& plan, const AudioAttentionParams& p,
+                     const AudioAttentionTensors& t) {
+  vk::Runtime& rt = recorder.context().runtime();
+  audio::validate(p, t, rt.caps());
+  const AudioTensorTypes types = audio_tensor_types(t);
+  return ops::record_from_plan<AudioCallInfo>(
+      plan, PlanFamily::audio, rt.caps(),
+      [&](const PlanOptions& o) -> const planner::CachedPlan& { return audio::cached_plan(rt, p, types, o); },
+      [&](const planner::CachedPlan& c) { return record_checked(recorder.impl(), c, p, t); });
+}
+
+AudioCallInfo audio_attention(Recorder& recorder, const AudioAttentionParams& p, const AudioAttentionTensors& t,
+                              const PlanOptions& options) {
+  vk::Runtime& rt = recorder.context().runtime();
+  audio::validate(p, t, rt.caps());
+  return record_checked(recorder.impl(), audio::cached_plan(rt, p, audio_tensor_types(t), options), p, t);
 }
 
 AudioCallInfo audio_attention(Recorder& rec, const AudioAttentionParams& p, const AudioAttentionTensors& t) {

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
+#include <limits>
 
 #include "shaders/text_attention_interface.h"
 #include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
-#include "planner/text_planner.hpp"
+#include "ops/plan_check.hpp"
+#include "ops/text/text_plan.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
 #include "vkattn/context.hpp"
@@ -19,24 +22,13 @@
 
 namespace vkattn {
 
-uint32_t text::dtype_code(DType t) {
-  switch (t) {
-    case DType::f16: return TEXT_DT_F16;
-    case DType::bf16: return TEXT_DT_BF16;
-    case DType::i8: return TEXT_DT_INT8;
-    case DType::i4: return TEXT_DT_INT4;
-    default: return TEXT_DT_F32;
-  }
-}
+namespace {
 
-uint32_t text::layout_code(KvLayout l) {
-  switch (l) {
-    case KvLayout::ring: return TEXT_LAYOUT_RING;
-    case KvLayout::paged: return TEXT_LAYOUT_PAGED;
-    case KvLayout::tiered: return TEXT_LAYOUT_TIERED;
-    default: return TEXT_LAYOUT_CONTIGUOUS;
-  }
-}
+// -inf as an f32 bit pattern: the running max of a split no workgroup wrote.
+constexpr uint32_t kNegativeInfinityBits = 0xff800000u;
+static_assert(std::bit_cast<float>(kNegativeInfinityBits) == -std::numeric_limits<float>::infinity());
+
+}  // namespace
 
 void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>& table) {
   if (table.size() != uint64_t(p.batch) * p.max_pages)
@@ -56,40 +48,16 @@ void check_page_table(const TextAttentionParams& p, const std::vector<uint32_t>&
   }
 }
 
-TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, const TextAttentionTensors& t,
-                            const PlanOptions& options) {
-  vk::RecorderImpl& rec = recorder.impl();
-  vk::Runtime& rt = recorder.context().runtime();
-  const DeviceCaps& caps = rt.caps();
-  text::validate_params(p);
-  text::validate_tensors(p, t, caps);
+namespace {
 
-  const planner::TextShape shape = planner::text_shape_of(p, t.q.dtype(), t.k.dtype(), t.kv_len.valid());
-  const planner::TextPlan plan = planner::plan_text(caps, shape, options);
-  const planner::TextGeometry& g = plan.geometry;
-
-  // One split needs no reduce: the kernel normalises and writes the output itself.
-  const bool split = plan.variant->kind == planner::Kind::split && g.splits > 1;
-  std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
-  spec[TEXT_SC_HEAD_DIM] = p.head_dim;
-  spec[TEXT_SC_WG_SIZE] = g.workgroup_size;
-  spec[TEXT_SC_Q_POS] = g.q_pos;
-  spec[TEXT_SC_HEAD_GROUP] = g.head_group;
-  spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
-  spec[TEXT_SC_Q_TYPE] = text::dtype_code(t.q.dtype());
-  spec[TEXT_SC_KV_TYPE] = text::dtype_code(t.k.dtype());
-  spec[TEXT_SC_O_TYPE] = text::dtype_code(t.out.dtype());
-  spec[TEXT_SC_LAYOUT] = text::layout_code(p.layout);
-  spec[TEXT_SC_SPLIT] = split ? 1 : 0;
-  spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
-  spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
-  spec[TEXT_SC_KEY_LANES] = g.key_lanes;
-  spec[TEXT_SC_KV_GROUP] = text::is_quantized(t.k.dtype()) ? p.kv_quant_group : 0;
-  const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
-  // A pool past one binding is read through device addresses, by the same kernel built that way.
-  const bool by_address = text::kv_by_address(t, caps);
-  const vk::Pipeline& pipeline = rt.pipelines().get(
-      {by_address ? plan.variant->module_by_address() : plan.variant->module, spec, g.required_subgroup_size}, iface);
+// Records a plan already checked against this call and device, with its pipelines.
+TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planner::CachedPlan& cached,
+                            const TextAttentionParams& p, const TextAttentionTensors& t) {
+  const Plan& plan = cached.plan;
+  const uint32_t splits = plan.geometry.splits;
+  const bool split = plan.dispatches.size() == 2;  // attention, then text_split_reduce
+  // The plan's module reads K/V through device addresses exactly when these tensors need it (text_tensor_types).
+  const bool by_address = text::kv_by_address(t, rt.caps());
 
   // Every check that can reject the call comes before anything is recorded.
   text::TextPush push{};
@@ -103,27 +71,11 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     put(push.o_strides, text::row_strides("out", t.out, qshape));
   }
   TextCallInfo info;
-  info.variant = plan.variant->name;
+  info.variant = plan.variant;
   info.reason = plan.reason;
-  if (by_address)
-    info.reason += fmt::format("; K/V ({} bytes) read through buffer device addresses, past the {}-byte binding range",
-                               t.k.bytes(), caps.max_storage_buffer_range);
   info.warnings = plan.warnings;
-  info.splits = g.splits;
-  const uint32_t gqa = p.num_heads / p.num_kv_heads;
-  const uint64_t grid[3] = {(uint64_t(p.seq_len) + g.q_pos - 1) / g.q_pos, uint64_t(p.num_kv_heads) * (gqa / g.head_group),
-                            uint64_t(p.batch) * g.splits};  // 64-bit: the products may pass 2^32
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] > caps.max_workgroup_count[i])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
-                              caps.max_workgroup_count[i], grid[i]));
-    info.workgroups[i] = static_cast<uint32_t>(grid[i]);
-  }
-  const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
-  const vk::Pipeline* reduce = nullptr;
-  const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;  // x; y is the batch
-  if (split) reduce = &ops::split_reduce_pipeline(rt, p.head_dim, t.out.dtype(), rows, reduce_groups, p.batch);
+  info.splits = splits;
+  std::copy(std::begin(plan.dispatches[0].grid), std::end(plan.dispatches[0].grid), info.workgroups);
 
   const VkBuffer placeholder = rt.placeholder_buffer();
   ops::PerSequence kv_len = ops::per_sequence(rec, p.kv_len, t.kv_len, placeholder);
@@ -159,10 +111,11 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   push.window = p.window;
   push.scale = p.effective_scale();
   push.softcap = p.softcap;
-  push.num_splits = g.splits;
+  push.num_splits = splits;
   vk::BufferRef partial_o{placeholder, 0, 64, vk::Access::read};
   vk::BufferRef partial_ml = partial_o;
   if (split) {
+    const uint64_t rows = uint64_t(p.batch) * splits * p.seq_len * p.num_heads;
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
   }
@@ -183,17 +136,19 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;
-  const bool quantized = text::is_quantized(t.k.dtype());
-  buffers[TEXT_BIND_K_SCALE] = quantized ? vk::ref(t.k_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
-  buffers[TEXT_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read) : vk::BufferRef{placeholder, 0, 64, vk::Access::read};
+  if (text::is_quantized(t.k.dtype())) {
+    buffers[TEXT_BIND_K_SCALE] = vk::ref(t.k_scale, vk::Access::read);
+    buffers[TEXT_BIND_V_SCALE] = vk::ref(t.v_scale, vk::Access::read);
+  }
   const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
   buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
   buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
 
   const auto push_bytes = std::as_bytes(std::span(&push, 1));
+  const vk::Pipeline& pipeline = *cached.pipelines[0];
   if (t.indirect.valid()) {
     // Splits that an indirect count leaves out must read as empty in the reduce.
-    if (split) rec.fill(partial_ml, 0xff800000u);
+    if (split) rec.fill(partial_ml, kNegativeInfinityBits);
     rec.dispatch_indirect(pipeline, buffers, push_bytes, vk::ref(t.indirect, vk::Access::read));
   } else {
     rec.dispatch(pipeline, buffers, push_bytes, info.workgroups[0], info.workgroups[1], info.workgroups[2]);
@@ -203,9 +158,33 @@ TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, co
     buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
     buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::read};
     buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::read};
-    rec.dispatch(*reduce, buffers, push_bytes, static_cast<uint32_t>(reduce_groups), p.batch, 1);
+    const uint32_t* rg = plan.dispatches[1].grid;
+    rec.dispatch(*cached.pipelines[1], buffers, push_bytes, rg[0], rg[1], rg[2]);
   }
   return info;
+}
+
+}  // namespace
+
+TextCallInfo record(Recorder& recorder, const Plan& plan, const TextAttentionParams& p, const TextAttentionTensors& t) {
+  vk::RecorderImpl& rec = recorder.impl();
+  vk::Runtime& rt = recorder.context().runtime();
+  text::validate_params(p);
+  text::validate_tensors(p, t, rt.caps());
+  const TextTensorTypes types = text_tensor_types(t, rt.caps());
+  return ops::record_from_plan<TextCallInfo>(
+      plan, PlanFamily::text, rt.caps(),
+      [&](const PlanOptions& o) -> const planner::CachedPlan& { return text::cached_plan(rt, p, types, o); },
+      [&](const planner::CachedPlan& c) { return record_checked(rec, rt, c, p, t); });
+}
+
+TextCallInfo text_attention(Recorder& recorder, const TextAttentionParams& p, const TextAttentionTensors& t,
+                            const PlanOptions& options) {
+  vk::RecorderImpl& rec = recorder.impl();
+  vk::Runtime& rt = recorder.context().runtime();
+  text::validate_params(p);
+  text::validate_tensors(p, t, rt.caps());
+  return record_checked(rec, rt, text::cached_plan(rt, p, text_tensor_types(t, rt.caps()), options), p, t);
 }
 
 TextCallInfo text_attention(Recorder& rec, const TextAttentionParams& p, const TextAttentionTensors& t) {

@@ -12,6 +12,8 @@
 
 namespace vkattn {
 
+static_assert(sizeof(vision::PosEmbedPush) == 4 * 4, "PosEmbedPush must mirror the GLSL push-constant block");
+
 void pos_embed_add(Recorder& recorder, const PosEmbedParams& p, const PosEmbedTensors& t) {
   vk::RecorderImpl& rec = recorder.impl();
   vk::Runtime& rt = recorder.context().runtime();

@@ -6,38 +6,43 @@
 #include <array>
 #include <iterator>
 
+#include "ops/text/text_validate.hpp"
 #include "shaders/text_attention_interface.h"
 #include "vkattn/error.hpp"
 
 namespace vkattn::vision {
 
-namespace {
+bool on_text_engine(const PlanDispatch& d) { return d.module.starts_with("flash_coopmat"); }
 
-uint32_t dt_code(DType t) { return t == DType::f16 ? TEXT_DT_F16 : TEXT_DT_F32; }
-
-}  // namespace
-
-void record_fragments(vk::RecorderImpl& rec, vk::Runtime& rt, const VisionAttentionParams& p,
-                      const VisionAttentionTensors& t, const planner::VisionPlan& plan) {
+PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCaps& caps, const VisionAttentionParams& p,
+                                const VisionTensorTypes& types) {
   const planner::VisionGeometry& g = plan.geometry;
   const uint32_t groups = (p.patches + g.queries - 1) / g.queries;
-  if (groups > rt.caps().max_workgroup_count[0] || p.num_heads > rt.caps().max_workgroup_count[1])
+  if (groups > caps.max_workgroup_count[0] || p.num_heads > caps.max_workgroup_count[1])
     throw Error(ErrorKind::unsupported,
                 fmt::format("workgroups: expected at most [{}, {}] (device limit), got [{}, {}] for this shape",
-                            rt.caps().max_workgroup_count[0], rt.caps().max_workgroup_count[1], groups, p.num_heads));
-  std::vector<uint32_t> spec(TEXT_SC_COUNT, 0);
+                            caps.max_workgroup_count[0], caps.max_workgroup_count[1], groups, p.num_heads));
+  PlanDispatch d;
+  d.module = plan.variant->module;
+  d.required_subgroup_size = g.required_subgroup_size;
+  auto& spec = d.spec_constants;
+  spec.assign(TEXT_SC_COUNT, 0);
   spec[TEXT_SC_HEAD_DIM] = p.head_dim;
   spec[TEXT_SC_WG_SIZE] = g.workgroup_size;
   spec[TEXT_SC_Q_POS] = g.queries;
   spec[TEXT_SC_HEAD_GROUP] = 1;
   spec[TEXT_SC_TILE_KEYS] = g.tile;
-  spec[TEXT_SC_Q_TYPE] = dt_code(t.q.dtype());
-  spec[TEXT_SC_KV_TYPE] = dt_code(t.k.dtype());
-  spec[TEXT_SC_O_TYPE] = dt_code(t.out.dtype());
+  spec[TEXT_SC_Q_TYPE] = text::dtype_code(types.in);
+  spec[TEXT_SC_KV_TYPE] = text::dtype_code(types.in);  // K and V take Q's dtype
+  spec[TEXT_SC_O_TYPE] = text::dtype_code(types.out);
   spec[TEXT_SC_LAYOUT] = TEXT_LAYOUT_CONTIGUOUS;
-  const vk::ShaderInterface iface{TEXT_BINDINGS, sizeof(text::TextPush)};
-  const vk::Pipeline& pipeline = rt.pipelines().get({plan.variant->module, spec, g.required_subgroup_size}, iface);
+  d.grid[0] = groups;
+  d.grid[1] = p.num_heads;
+  return d;
+}
 
+void record_fragments(vk::RecorderImpl& rec, vk::Runtime& rt, const vk::Pipeline& pipeline, const PlanDispatch& d,
+                      const VisionAttentionParams& p, const VisionAttentionTensors& t) {
   // Element strides of (sequence, patch, head); validation keeps P x H x D below 2^32.
   const uint32_t row = p.head_dim, patches_row = p.num_heads * p.head_dim, head_rows = p.patches * p.head_dim;
   const bool phd = p.layout == VisionLayout::phd;
@@ -61,7 +66,7 @@ void record_fragments(vk::RecorderImpl& rec, vk::Runtime& rt, const VisionAttent
   buffers[TEXT_BIND_K] = vk::ref(t.k, vk::Access::read);
   buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
   buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
-  rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), groups, p.num_heads, 1);
+  rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), d.grid[0], d.grid[1], d.grid[2]);
 }
 
 }  // namespace vkattn::vision

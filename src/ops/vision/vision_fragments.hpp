@@ -7,12 +7,21 @@
 #include "planner/vision_planner.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/vision.hpp"
 
 namespace vkattn::vision {
 
-// Records the call with a `fragments` plan; p and t are validated.
-void record_fragments(vk::RecorderImpl& rec, vk::Runtime& rt, const VisionAttentionParams& p,
-                      const VisionAttentionTensors& t, const planner::VisionPlan& plan);
+// Whether a plan's dispatch runs the text engine (text bindings and push constants).
+bool on_text_engine(const PlanDispatch& d);
+
+// The dispatch of a `fragments` plan: the text engine's specialization
+// constants and grid; throws Error when the grid passes the device's limit.
+PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCaps& caps, const VisionAttentionParams& p,
+                                const VisionTensorTypes& types);
+
+// Records that dispatch with its pipeline; p and t are validated.
+void record_fragments(vk::RecorderImpl& rec, vk::Runtime& rt, const vk::Pipeline& pipeline, const PlanDispatch& d,
+                      const VisionAttentionParams& p, const VisionAttentionTensors& t);
 
 }  // namespace vkattn::vision
