@@ -12,13 +12,13 @@ Values to_storage(DType t, std::vector<float> values) {
   reference::round_to(t, values);
   if (t == DType::f32) {
     out.bytes.resize(values.size() * 4);
-    std::memcpy(out.bytes.data(), values.data(), out.bytes.size());
+    if (!values.empty()) std::memcpy(out.bytes.data(), values.data(), out.bytes.size());  // (null data when empty)
   } else {
     std::vector<uint16_t> bits(values.size());
     for (size_t i = 0; i < values.size(); ++i)
       bits[i] = t == DType::f16 ? reference::float_to_f16(values[i]) : reference::float_to_bf16(values[i]);
     out.bytes.resize(bits.size() * 2);
-    std::memcpy(out.bytes.data(), bits.data(), out.bytes.size());
+    if (!bits.empty()) std::memcpy(out.bytes.data(), bits.data(), out.bytes.size());
   }
   out.values = std::move(values);
   return out;
