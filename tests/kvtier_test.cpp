@@ -96,6 +96,29 @@ TEST_P(KvTierParity, MatchesOracle) { testing::expect_matches_oracle(tier_grid()
 INSTANTIATE_TEST_SUITE_P(Grid, KvTierParity, ::testing::Range<size_t>(0, tier_grid().keys().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) { return tier_grid().test_name(info.param); });
 
+// Random f32 Q, f16 cold K/V and a hot ring of values unlike the cold tier's,
+// on the host (rounded) and uploaded.
+struct TieredInputs {
+  check::host::Values q, k, v, hot_k, hot_v;
+  TextAttentionTensors t;
+};
+
+TieredInputs tiered_inputs(Context& ctx, uint32_t seed, const Shape& qs, const Shape& kvs, const Shape& hs) {
+  std::mt19937 rng(seed);
+  TieredInputs in;
+  in.q = check::host::to_storage(DType::f32, check::host::gaussian(rng, element_count(qs), 2.0f));
+  in.k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  in.v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
+  in.hot_k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
+  in.hot_v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
+  in.t.q = check::host::upload(ctx, DType::f32, qs, in.q.bytes);
+  in.t.k = check::host::upload(ctx, DType::f16, kvs, in.k.bytes);
+  in.t.v = check::host::upload(ctx, DType::f16, kvs, in.v.bytes);
+  in.t.hot_k = check::host::upload(ctx, DType::f16, hs, in.hot_k.bytes);
+  in.t.hot_v = check::host::upload(ctx, DType::f16, hs, in.hot_v.bytes);
+  return in;
+}
+
 // Lengths from a GPU buffer that the host never saw: one far past the cold
 // tier is clamped to it before the tiers are split (the hot ring holds the
 // last hot_window keys the kernel can see), one kv_start past every slot
@@ -113,19 +136,9 @@ TEST(KvTierHostile, GpuLengthsPastTheCacheAreClamped) {
   p.kv_len = {48, 30};
   p.kv_start = {0, 0};
   p.start_pos = {47, 29};
-  std::mt19937 rng(5);
-  const Shape qs{2, 1, 4, 64}, kvs{2, 48, 2, 64}, hs{2, 8, 2, 64};
-  auto q = check::host::to_storage(DType::f32, check::host::gaussian(rng, element_count(qs), 2.0f));
-  auto k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
-  auto v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
-  auto hk = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
-  auto hv = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
-  TextAttentionTensors t;
-  t.q = check::host::upload(ctx, DType::f32, qs, q.bytes);
-  t.k = check::host::upload(ctx, DType::f16, kvs, k.bytes);
-  t.v = check::host::upload(ctx, DType::f16, kvs, v.bytes);
-  t.hot_k = check::host::upload(ctx, DType::f16, hs, hk.bytes);
-  t.hot_v = check::host::upload(ctx, DType::f16, hs, hv.bytes);
+  const Shape qs{2, 1, 4, 64};
+  TieredInputs in = tiered_inputs(ctx, 5, qs, {2, 48, 2, 64}, {2, 8, 2, 64});
+  auto& [q, k, v, hk, hv, t] = in;
   t.kv_len = check::host::upload_u32(ctx, {0xffffffffu, 30});
   t.kv_start = check::host::upload_u32(ctx, {0, 0xfffffff0u});
   auto want = reference::text_attention(p, q.values, k.values, v.values, {}, hk.values, hv.values);
@@ -156,19 +169,9 @@ TEST(KvTierReplay, TierBoundaryFollowsTheGpuLength) {
   p.kv_capacity = 64;
   p.hot_window = 16;
   p.kv_len = {64};  // the most a replay reads: the split grid is sized for it
-  std::mt19937 rng(9);
-  const Shape qs{1, 1, 8, 128}, kvs{1, 64, 2, 128}, hs{1, 16, 2, 128};
-  auto q = check::host::to_storage(DType::f32, check::host::gaussian(rng, element_count(qs), 2.0f));
-  auto k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
-  auto v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kvs), 1.0f));
-  auto hk = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
-  auto hv = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(hs), 1.5f));
-  TextAttentionTensors t;
-  t.q = check::host::upload(ctx, DType::f32, qs, q.bytes);
-  t.k = check::host::upload(ctx, DType::f16, kvs, k.bytes);
-  t.v = check::host::upload(ctx, DType::f16, kvs, v.bytes);
-  t.hot_k = check::host::upload(ctx, DType::f16, hs, hk.bytes);
-  t.hot_v = check::host::upload(ctx, DType::f16, hs, hv.bytes);
+  const Shape qs{1, 1, 8, 128};
+  TieredInputs in = tiered_inputs(ctx, 9, qs, {1, 64, 2, 128}, {1, 16, 2, 128});
+  auto& [q, k, v, hk, hv, t] = in;
   t.out = ctx.tensor(DType::f32, qs);
   t.kv_len = check::host::upload_u32(ctx, {20});
   Recorder rec(ctx);
