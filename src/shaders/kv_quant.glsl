@@ -24,15 +24,21 @@ uint kvq_scale_index(uint e) {
   return KV_GROUP == KV_QUANT_GROUP_ROW ? e / D : (e / D) * KVQ_GROUPS + (e % D) / KV_GROUP;
 }
 
+// The f16 bits of the scale of element e of K or V (two scales per u32 word).
+uint kvq_scale_bits(bool is_k, uint e) {
+  const uint si = kvq_scale_index(e);
+  const uint w = is_k ? k_scale_words[si / 2u] : v_scale_words[si / 2u];
+  return (w >> (16u * (si & 1u))) & 0xffffu;
+}
+
 // The raw words of the 8 elements at element e (a multiple of 8) of K or V,
 // and their scale's f16 bits in .z: loads only, so a kernel can issue all of a
 // step's loads before decoding any.
 uvec4 kvq_load8(bool is_k, uint e) {
-  const uint w = e / KVQ_LANES, si = kvq_scale_index(e);
-  const uint s = is_k ? k_scale_words[si / 2u] : v_scale_words[si / 2u];
+  const uint w = e / KVQ_LANES;
   const uint lo = is_k ? k_codes[w] : v_codes[w];
   const uint hi = KVQ_LANES == 4u ? (is_k ? k_codes[w + 1u] : v_codes[w + 1u]) : 0u;
-  return uvec4(lo, hi, (s >> (16u * (si & 1u))) & 0xffffu, 0u);
+  return uvec4(lo, hi, kvq_scale_bits(is_k, e), 0u);
 }
 
 // Code `i` (0..7) of a unit's words, sign-extended.
@@ -50,9 +56,7 @@ void kvq_unpack8(uvec4 raw, out vec4 lo, out vec4 hi) {
 
 // The 4 values at element e (a multiple of 4): one int8 word, or half an int4 word.
 vec4 kvq_load4(bool is_k, uint e) {
-  const uint si = kvq_scale_index(e);
-  const uint sw = is_k ? k_scale_words[si / 2u] : v_scale_words[si / 2u];
-  const float s = kvq_scale_value((sw >> (16u * (si & 1u))) & 0xffffu);
+  const float s = kvq_scale_value(kvq_scale_bits(is_k, e));
   const uint w = is_k ? k_codes[e / KVQ_LANES] : v_codes[e / KVQ_LANES];
   const uint first = KVQ_LANES == 4u ? 0u : e % 8u;  // int4: lanes 0-3 or 4-7 of the word
   const uint bits = 32u / KVQ_LANES;
