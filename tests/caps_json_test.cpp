@@ -137,11 +137,22 @@ TEST(CapsJson, WrongTypedFieldIsNamed) {
       {"timestamps", 1, "expected a boolean, got 1"},
       {"subgroup_arithmetic", "true", "expected a boolean, got \"true\""},
       {"name", 7, "expected a string, got 7"},
-      {"timestamp_period_ns", "1.0", "expected a number, got \"1.0\""},
+      {"timestamp_period_ns", "1.0", "expected a number in float range, got \"1.0\""},
+      {"timestamp_period_ns", 1e300, "expected a number in float range"},
       {"max_workgroup_size", nlohmann::json::array({1, "x", 3}), "expected an array of 3 non-negative integers"},
       {"max_workgroup_count", nlohmann::json::array({1, 2}), "expected an array of 3 non-negative integers"},
       {"cooperative_matrix_shapes", 5, "expected an array, got 5"},
       {"cooperative_matrix_shapes", nlohmann::json::array({{{"m", 16}}}), "expected objects with m, n, k"},
+      // Out-of-range numbers are rejected before conversion (a fuzzer found
+      // 1.7e72 converted to uint32_t, which is undefined behaviour).
+      {"cooperative_matrix_shapes",
+       nlohmann::json::array({{{"m", 1.7e72}, {"n", 16}, {"k", 16}, {"a", "f16"}, {"b", "f16"}, {"c", "f32"},
+                               {"result", "f32"}}}),
+       "expected objects with m, n, k (non-negative integers)"},
+      {"cooperative_matrix_shapes",
+       nlohmann::json::array({{{"m", 16}, {"n", -16}, {"k", 16}, {"a", "f16"}, {"b", "f16"}, {"c", "f32"},
+                               {"result", "f32"}}}),
+       "expected objects with m, n, k"},
   };
   for (const auto& b : cases) {
     Error e = expect_error([&] { caps_from_json(with_field(b.key, b.value)); });

@@ -214,7 +214,7 @@ TEST(PlanSpine, VisionTensorCoreRowsPlanTheTextEngine) {
   EXPECT_EQ(p.dispatches[0].module, "flash_coopmat");
   ASSERT_EQ(p.dispatches[0].spec_constants.size(), size_t(TEXT_SC_COUNT));
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_HEAD_DIM], 64u);
-  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_Q_TYPE], uint32_t(TEXT_DT_F16));
+  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_Q_TYPE], uint32_t(DTYPE_F16));
   EXPECT_EQ(p.dispatches[0].grid[0], (2304 + p.geometry.query_rows - 1) / p.geometry.query_rows);
   EXPECT_EQ(p.dispatches[0].grid[1], 12u);
   EXPECT_EQ(plan_from_json(to_json(p)), p);
@@ -232,7 +232,7 @@ TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
   EXPECT_EQ(attention(plan_text(h200(), tiered, kF16Kv, rules_only())).spec_constants[TEXT_SC_LAYOUT],
             uint32_t(TEXT_LAYOUT_TIERED));
 
-  for (auto [kv, code] : {std::pair{DType::i8, TEXT_DT_INT8}, std::pair{DType::i4, TEXT_DT_INT4}}) {
+  for (auto [kv, code] : {std::pair{DType::i8, DTYPE_INT8}, std::pair{DType::i4, DTYPE_INT4}}) {
     TextAttentionParams q = decode_params();
     for (uint32_t group : {0u, 32u}) {
       q.kv_quant_group = group;
@@ -367,6 +367,15 @@ TEST_F(TuningCache, ABrokenFileLeavesTheRules) {
     ADD_FAILURE() << "a float split count was accepted";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("entries[0].splits: expected an integer from 0 to 4294967295"));
+  }
+  for (const char* version : {"1e72", "-1", "\"1\"", "2"}) {
+    std::ofstream(path_) << "{\"version\": " << version << ", \"entries\": []}";
+    try {
+      planner::TuneTable::load(path_);
+      ADD_FAILURE() << "version " << version << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("version: expected 1, got"));
+    }
   }
   std::ofstream(path_) << "not json";
   planner::reload_tune_table();

@@ -20,10 +20,10 @@ namespace {
 
 uint32_t fill_type(DType t) {
   switch (t) {
-    case DType::f16: return BENCH_DT_F16;
-    case DType::bf16: return BENCH_DT_BF16;
+    case DType::f16: return DTYPE_F16;
+    case DType::bf16: return DTYPE_BF16;
     case DType::f32:
-    case DType::u32: return BENCH_DT_F32;
+    case DType::u32: return DTYPE_F32;
     default: throw Error(ErrorKind::invalid_argument, fmt::format("fill dtype: expected f32, f16, bf16 or u32, got {}", to_string(t)));
   }
 }

@@ -27,7 +27,7 @@ PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DT
   uint32_t wg = 1;
   while (wg * 2 <= std::min(256u, caps.max_workgroup_invocations)) wg *= 2;
   d.spec_constants[TEXT_SC_WG_SIZE] = wg;
-  d.spec_constants[TEXT_SC_O_TYPE] = text::dtype_code(out);
+  d.spec_constants[TEXT_SC_O_TYPE] = dtype_code(out);
   d.grid[0] = static_cast<uint32_t>(groups);
   d.grid[1] = batch;
   return d;

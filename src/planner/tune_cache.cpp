@@ -15,7 +15,7 @@ namespace vkattn::planner {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr uint64_t kFormatVersion = 1;
 constexpr uint64_t kMaxFileBytes = 64ull << 20;
 
 std::string entry_key(const std::string& device, std::string_view family, const std::string& bucket) {
@@ -44,7 +44,10 @@ TuneTable TuneTable::load(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw bad(fmt::format("expected JSON, got a parse error ({})", e.what()));
   }
-  if (!j.is_object() || j.value("version", 0) != kFormatVersion)
+  // Compared as an unsigned integer: value<int>() of a float past int's range is undefined.
+  const bool version_ok = j.is_object() && j.contains("version") && j["version"].is_number_unsigned() &&
+                          j["version"].get<uint64_t>() == kFormatVersion;
+  if (!version_ok)
     throw bad(fmt::format("version: expected {}, got {}", kFormatVersion,
                           j.is_object() && j.contains("version") ? j["version"].dump() : "none"));
   if (!j.contains("entries") || !j["entries"].is_array()) throw bad("entries: expected a list");

@@ -16,17 +16,13 @@
 #extension GL_EXT_control_flow_attributes : enable
 
 #include "audio_interface.h"
-// text_common.glsl decodes words by TEXT_DT_* codes, which the AUDIO_DT_* codes equal.
-#define TEXT_DT_F32 AUDIO_DT_F32
-#define TEXT_DT_F16 AUDIO_DT_F16
-#define TEXT_DT_BF16 2
 #include "text_common.glsl"
 
 layout(constant_id = AUDIO_SC_HEAD_DIM) const uint D = 128;
 layout(constant_id = AUDIO_SC_WG_SIZE) const uint WG = 64;
 layout(constant_id = AUDIO_SC_TILE) const uint TK = 32;
-layout(constant_id = AUDIO_SC_IN_TYPE) const uint IN_TYPE = AUDIO_DT_F32;
-layout(constant_id = AUDIO_SC_OUT_TYPE) const uint OUT_TYPE = AUDIO_DT_F32;
+layout(constant_id = AUDIO_SC_IN_TYPE) const uint IN_TYPE = DTYPE_F32;
+layout(constant_id = AUDIO_SC_OUT_TYPE) const uint OUT_TYPE = DTYPE_F32;
 layout(constant_id = AUDIO_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
 
 layout(local_size_x_id = AUDIO_SC_WG_SIZE) in;
@@ -40,7 +36,7 @@ layout(std430, binding = AUDIO_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]
 layout(std430, binding = AUDIO_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
 
 const uint D4 = D / 4;
-const uint EPW = IN_TYPE == AUDIO_DT_F32 ? 4u : 8u;  // elements per uvec4 word
+const uint EPW = IN_TYPE == DTYPE_F32 ? 4u : 8u;  // elements per uvec4 word
 const uint WORDS_PER_ROW = D / EPW;
 const float NEG_INF = -1.0 / 0.0;
 
@@ -61,7 +57,7 @@ float dot_row(bool is_k, uint base) {
   [[unroll]] for (uint w = 0; w < WORDS_PER_ROW; ++w) {
     vec4 lo, hi;
     unpack_words(IN_TYPE, is_k ? k_words[base + w] : r_words[base + w], lo, hi);
-    if (IN_TYPE == AUDIO_DT_F32) {
+    if (IN_TYPE == DTYPE_F32) {
       s += dot(q_s[w], lo);
     } else {
       s += dot(q_s[2u * w], lo) + dot(q_s[2u * w + 1u], hi);
@@ -72,8 +68,8 @@ float dot_row(bool is_k, uint base) {
 
 vec4 v_chunk(uint base, uint c) {
   vec4 lo, hi;
-  unpack_words(IN_TYPE, v_words[base + (IN_TYPE == AUDIO_DT_F32 ? c : c / 2u)], lo, hi);
-  return (IN_TYPE == AUDIO_DT_F32 || (c & 1u) == 0u) ? lo : hi;
+  unpack_words(IN_TYPE, v_words[base + (IN_TYPE == DTYPE_F32 ? c : c / 2u)], lo, hi);
+  return (IN_TYPE == DTYPE_F32 || (c & 1u) == 0u) ? lo : hi;
 }
 
 void main() {
@@ -88,8 +84,8 @@ void main() {
   for (uint c = tid; c < D4; c += WG) {
     const uint row = (tq * pc.heads + h) * WORDS_PER_ROW;
     vec4 lo4, hi4;
-    unpack_words(IN_TYPE, q_words[row + (IN_TYPE == AUDIO_DT_F32 ? c : c / 2u)], lo4, hi4);
-    vec4 qv = (IN_TYPE == AUDIO_DT_F32 || (c & 1u) == 0u) ? lo4 : hi4;
+    unpack_words(IN_TYPE, q_words[row + (IN_TYPE == DTYPE_F32 ? c : c / 2u)], lo4, hi4);
+    vec4 qv = (IN_TYPE == DTYPE_F32 || (c & 1u) == 0u) ? lo4 : hi4;
     q_s[c] = qv * pc.q_base * softplus(per_dim_scale[c]);
   }
   if (tid == 0u) {
@@ -148,7 +144,7 @@ void main() {
     vec4 o = run_sum > 0.0 ? acc[a] / run_sum : vec4(0.0);
     uvec4 w = pack_vec4(OUT_TYPE, o);
     uint chunk = (tq * pc.heads + h) * D4 + c;
-    if (OUT_TYPE == AUDIO_DT_F32) o_words4[chunk] = w;
+    if (OUT_TYPE == DTYPE_F32) o_words4[chunk] = w;
     else o_words2[chunk] = w.xy;
   }
 }

@@ -3,14 +3,12 @@
 #ifndef VKATTN_AUDIO_INTERFACE_H
 #define VKATTN_AUDIO_INTERFACE_H
 
-// Element storage codes (equal to TEXT_DT_F32/F16 and VIS_DT_*).
-#define AUDIO_DT_F32 0
-#define AUDIO_DT_F16 1
+#include "dtype_interface.h"
 
 #define AUDIO_SC_HEAD_DIM 0    // D, a multiple of 8
 #define AUDIO_SC_WG_SIZE 1
 #define AUDIO_SC_TILE 2        // keys scored per step
-#define AUDIO_SC_IN_TYPE 3     // AUDIO_DT_* of Q, K, V and rel_pos
+#define AUDIO_SC_IN_TYPE 3     // DTYPE_* of Q, K, V and rel_pos
 #define AUDIO_SC_OUT_TYPE 4
 #define AUDIO_SC_ACC_CHUNKS 5  // vec4 accumulators per invocation = ceil(D/4 / WG)
 #define AUDIO_SC_COUNT 6

@@ -31,9 +31,9 @@ layout(constant_id = BDPA_SC_WG_SIZE) const uint WG = 128;
 layout(constant_id = BDPA_SC_Q_POS) const uint Q_POS = 1;
 layout(constant_id = BDPA_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
 layout(constant_id = BDPA_SC_TILE_KEYS) const uint TK = 16;
-layout(constant_id = BDPA_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
-layout(constant_id = BDPA_SC_BASIS_TYPE) const uint BASIS_TYPE = TEXT_DT_F16;
-layout(constant_id = BDPA_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = BDPA_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F32;
+layout(constant_id = BDPA_SC_BASIS_TYPE) const uint BASIS_TYPE = DTYPE_F16;
+layout(constant_id = BDPA_SC_O_TYPE) const uint O_TYPE = DTYPE_F32;
 layout(constant_id = BDPA_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = BDPA_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
 layout(constant_id = BDPA_SC_PAIRING) const uint PAIRING = BDPA_ROPE_ROTATE_HALF;
@@ -85,9 +85,9 @@ uint o_row_elem(uint b, uint qi, uint h) { return b * pc.o_strides[0] + qi * pc.
 // Elements 4c..4c+3 of basis row `row` (a [Hkv]-expanded row index) in BASIS_TYPE.
 vec4 basis4(bool is_v, uint row, uint c) {
   const uint at = row * D4 + c;
-  if (BASIS_TYPE == TEXT_DT_F32) return uintBitsToFloat(is_v ? basis_v4[at] : basis_k4[at]);
+  if (BASIS_TYPE == DTYPE_F32) return uintBitsToFloat(is_v ? basis_v4[at] : basis_k4[at]);
   const uvec2 w = is_v ? basis_v2[at] : basis_k2[at];
-  if (BASIS_TYPE == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  if (BASIS_TYPE == DTYPE_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
   return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
 }
 
@@ -134,7 +134,7 @@ void main() {
     vec4 x = vec4(0.0);
     if (qi < pc.seq_len) {
       const uint row = q_row_elem(b, qi, head0 + r % HEAD_GROUP);
-      if (Q_TYPE == TEXT_DT_F32) {
+      if (Q_TYPE == DTYPE_F32) {
         x = uintBitsToFloat(q_words[row / 4u + c]);
       } else {
         vec4 lo4, hi4;

@@ -26,8 +26,8 @@
 layout(constant_id = BDPA_BUILD_SC_PASS) const uint PASS = BDPA_PASS_LINK;
 layout(constant_id = BDPA_BUILD_SC_WG_SIZE) const uint WG = 64;
 layout(constant_id = BDPA_BUILD_SC_HEAD_DIM) const uint D = 64;
-layout(constant_id = BDPA_BUILD_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
-layout(constant_id = BDPA_BUILD_SC_BASIS_TYPE) const uint BASIS_TYPE = TEXT_DT_F16;
+layout(constant_id = BDPA_BUILD_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F32;
+layout(constant_id = BDPA_BUILD_SC_BASIS_TYPE) const uint BASIS_TYPE = DTYPE_F16;
 
 layout(local_size_x_id = BDPA_BUILD_SC_WG_SIZE) in;
 
@@ -65,7 +65,7 @@ uint token_at(uint f) {
 
 // Four elements from element `at` (a multiple of 4) of a buffer in `type`.
 vec4 decode4(uint type, bool is_v, bool is_basis, uint at) {
-  if (type == TEXT_DT_F32) {
+  if (type == DTYPE_F32) {
     uvec4 w;
     [[unroll]] for (uint i = 0; i < 4u; ++i)
       w[i] = is_basis ? (is_v ? basis_v[at + i] : basis_k[at + i]) : (is_v ? v_in[at + i] : k_in[at + i]);
@@ -74,14 +74,14 @@ vec4 decode4(uint type, bool is_v, bool is_basis, uint at) {
   const uint a = at / 2u;
   const uint w0 = is_basis ? (is_v ? basis_v[a] : basis_k[a]) : (is_v ? v_in[a] : k_in[a]);
   const uint w1 = is_basis ? (is_v ? basis_v[a + 1u] : basis_k[a + 1u]) : (is_v ? v_in[a + 1u] : k_in[a + 1u]);
-  if (type == TEXT_DT_F16) return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
+  if (type == DTYPE_F16) return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
   return vec4(bf16x2_to_vec2(w0), bf16x2_to_vec2(w1));
 }
 
 void store_basis(bool is_v, uint at, vec4 x) {
   const uvec4 w = pack_vec4(BASIS_TYPE, x);
-  const uint n = BASIS_TYPE == TEXT_DT_F32 ? 4u : 2u;
-  const uint a = BASIS_TYPE == TEXT_DT_F32 ? at : at / 2u;
+  const uint n = BASIS_TYPE == DTYPE_F32 ? 4u : 2u;
+  const uint a = BASIS_TYPE == DTYPE_F32 ? at : at / 2u;
   [[unroll]] for (uint i = 0; i < 4u; ++i) {
     if (i >= n) break;
     if (is_v) basis_v[a + i] = w[i];

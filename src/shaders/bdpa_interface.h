@@ -1,6 +1,6 @@
 // Shared by bdpa_attention.comp, bdpa_build.comp and src/ops/bdpa/*.cpp:
 // specialization-constant ids, bindings, push constants and the numbers of
-// the BDPA cache format, declared once. Element dtype codes are TEXT_DT_*
+// the BDPA cache format, declared once. Element dtype codes are DTYPE_*
 // (text_attention_interface.h), which the BDPA kernels share with text attention.
 #ifndef VKATTN_BDPA_INTERFACE_H
 #define VKATTN_BDPA_INTERFACE_H
@@ -26,8 +26,8 @@
 #define BDPA_SC_Q_POS 2       // query positions per workgroup
 #define BDPA_SC_HEAD_GROUP 3  // query heads per workgroup, all sharing one KV head
 #define BDPA_SC_TILE_KEYS 4   // keys rebuilt into shared memory per step
-#define BDPA_SC_Q_TYPE 5      // TEXT_DT_*
-#define BDPA_SC_BASIS_TYPE 6  // TEXT_DT_* of the basis rows
+#define BDPA_SC_Q_TYPE 5      // DTYPE_*
+#define BDPA_SC_BASIS_TYPE 6  // DTYPE_* of the basis rows
 #define BDPA_SC_O_TYPE 7
 #define BDPA_SC_SPLIT 8       // 1: write partials for text_split_reduce.comp
 #define BDPA_SC_ACC_CHUNKS 9  // vec4 accumulators per invocation = ceil(rows * D/4 / WG)
@@ -70,8 +70,8 @@
 #define BDPA_BUILD_SC_PASS 0
 #define BDPA_BUILD_SC_WG_SIZE 1
 #define BDPA_BUILD_SC_HEAD_DIM 2
-#define BDPA_BUILD_SC_KV_TYPE 3     // TEXT_DT_* of the contiguous input
-#define BDPA_BUILD_SC_BASIS_TYPE 4  // TEXT_DT_* of the basis written
+#define BDPA_BUILD_SC_KV_TYPE 3     // DTYPE_* of the contiguous input
+#define BDPA_BUILD_SC_BASIS_TYPE 4  // DTYPE_* of the basis written
 #define BDPA_BUILD_SC_COUNT 5
 
 #define BDPA_PASS_LINK 0      // per position: push it onto its token's list

@@ -5,7 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "bench_interface.h"
 
-layout(constant_id = BENCH_FILL_SC_TYPE) const uint TYPE = BENCH_DT_F32;
+layout(constant_id = BENCH_FILL_SC_TYPE) const uint TYPE = DTYPE_F32;
 layout(local_size_x = BENCH_FILL_WG) in;
 layout(std430, binding = BENCH_FILL_BIND_DST) writeonly buffer Dst { uint words[]; };
 
@@ -22,12 +22,12 @@ float pattern(uint i) {
 void main() {
   const uint stride = gl_NumWorkGroups.x * BENCH_FILL_WG;
   for (uint w = gl_GlobalInvocationID.x; w < pc.count; w += stride) {
-    if (TYPE == BENCH_DT_F32) {
+    if (TYPE == DTYPE_F32) {
       words[w] = floatBitsToUint(pattern(w));
     } else {
       // Values are exact in 16 bits, so either conversion is exact.
       const float lo = pattern(2u * w), hi = pattern(2u * w + 1u);
-      words[w] = TYPE == BENCH_DT_F16 ? packHalf2x16(vec2(lo, hi))
+      words[w] = TYPE == DTYPE_F16 ? packHalf2x16(vec2(lo, hi))
                                       : (floatBitsToUint(lo) >> 16) | (floatBitsToUint(hi) & 0xffff0000u);
     }
   }

@@ -4,10 +4,7 @@
 #ifndef VKATTN_BENCH_INTERFACE_H
 #define VKATTN_BENCH_INTERFACE_H
 
-// Element storage codes of the fill (equal to TEXT_DT_* so a TextCase's dtype maps directly).
-#define BENCH_DT_F32 0
-#define BENCH_DT_F16 1
-#define BENCH_DT_BF16 2
+#include "dtype_interface.h"
 
 // ---- bench_fill.comp: words[i] = the pattern's elements of word i ----
 #define BENCH_FILL_SC_TYPE 0

@@ -46,9 +46,9 @@ layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
 layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
-layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F16;  // f32 or f16
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;  // f16, or f32 rounded to f16 when staged
-layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F16;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f32 or f16
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, or f32 rounded to f16 when staged
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 
@@ -100,7 +100,7 @@ shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at 
 // Word w (8 columns) of the row starting at element `elem` of a Q, K or V
 // buffer, as f16: f32 storage is rounded here, once.
 #define F16_ROW_WORD(words, type, elem, w)                                                           \
-  ((type) == TEXT_DT_F16 ? words[(elem) / 8 + (w)]                                                 \
+  ((type) == DTYPE_F16 ? words[(elem) / 8 + (w)]                                                 \
                          : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
                                       uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
 
@@ -110,7 +110,7 @@ uvec4 pack_f16x8(vec4 lo, vec4 hi) {
 
 // Word w of a K (is_k) or V row as f16, from either tier (the hot ring is f16).
 uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
-  if (kv_row_type(row.hot) == TEXT_DT_F16) return kv_word4(is_k, row, w);
+  if (kv_row_type(row.hot) == DTYPE_F16) return kv_word4(is_k, row, w);
   return pack_f16x8(uintBitsToFloat(kv_word4(is_k, row, 2 * w)), uintBitsToFloat(kv_word4(is_k, row, 2 * w + 1)));
 }
 

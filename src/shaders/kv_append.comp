@@ -20,8 +20,8 @@
 #include "kv_quant_scale.glsl"
 
 layout(constant_id = KVA_SC_HEAD_DIM) const uint D = 64;
-layout(constant_id = KVA_SC_SRC_TYPE) const uint SRC_TYPE = TEXT_DT_F32;
-layout(constant_id = KVA_SC_DST_TYPE) const uint DST_TYPE = TEXT_DT_F16;
+layout(constant_id = KVA_SC_SRC_TYPE) const uint SRC_TYPE = DTYPE_F32;
+layout(constant_id = KVA_SC_DST_TYPE) const uint DST_TYPE = DTYPE_F16;
 layout(constant_id = KVA_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = KVA_SC_GROUP) const uint GROUP = KV_QUANT_GROUP_ROW;
 
@@ -38,9 +38,9 @@ layout(std430, binding = KVA_BIND_V_SCALE) buffer VScale { uint v_scale[]; };
 layout(std430, binding = KVA_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 layout(std430, binding = KVA_BIND_POSITIONS) readonly buffer Positions { uint positions[]; };
 
-const bool QUANT = DST_TYPE == TEXT_DT_INT8 || DST_TYPE == TEXT_DT_INT4;
-const uint LANES = DST_TYPE == TEXT_DT_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
-const float CODE_MAX = DST_TYPE == TEXT_DT_INT4 ? float(KV_QUANT_INT4_MAX) : float(KV_QUANT_INT8_MAX);
+const bool QUANT = DST_TYPE == DTYPE_INT8 || DST_TYPE == DTYPE_INT4;
+const uint LANES = DST_TYPE == DTYPE_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
+const float CODE_MAX = DST_TYPE == DTYPE_INT4 ? float(KV_QUANT_INT4_MAX) : float(KV_QUANT_INT8_MAX);
 const uint UNITS = D / KVA_UNIT;
 const uint GROUP_UNITS = GROUP == KV_QUANT_GROUP_ROW ? UNITS : GROUP / KVA_UNIT;
 const uint GROUPS = (UNITS + GROUP_UNITS - 1u) / GROUP_UNITS;
@@ -48,7 +48,7 @@ const uint GROUPS = (UNITS + GROUP_UNITS - 1u) / GROUP_UNITS;
 shared float unit_absmax[KVA_WG_SIZE];
 
 void load_src(bool is_k, uint e, out vec4 lo, out vec4 hi) {
-  if (SRC_TYPE == TEXT_DT_F32) {
+  if (SRC_TYPE == DTYPE_F32) {
     lo = uintBitsToFloat(is_k ? src_k[e / 4u] : src_v[e / 4u]);
     hi = uintBitsToFloat(is_k ? src_k[e / 4u + 1u] : src_v[e / 4u + 1u]);
   } else {
@@ -62,7 +62,7 @@ void store_words(bool is_k, uint word, uint w) {
 }
 
 void store_float(bool is_k, uint e, vec4 lo, vec4 hi) {
-  if (DST_TYPE == TEXT_DT_F32) {
+  if (DST_TYPE == DTYPE_F32) {
     if (is_k) {
       dst_k4[e / 4u] = floatBitsToUint(lo);
       dst_k4[e / 4u + 1u] = floatBitsToUint(hi);

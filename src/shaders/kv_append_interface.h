@@ -1,12 +1,12 @@
 // Shared by kv_append.comp and src/ops/kvcache/kv_append.cpp: specialization
 // constants, bindings and push constants of the KV-cache write. Dtype and
-// layout codes are the text kernels' (TEXT_DT_*, TEXT_LAYOUT_*).
+// layout codes are the text kernels' (DTYPE_*, TEXT_LAYOUT_*).
 #ifndef VKATTN_KV_APPEND_INTERFACE_H
 #define VKATTN_KV_APPEND_INTERFACE_H
 
 #define KVA_SC_HEAD_DIM 0
-#define KVA_SC_SRC_TYPE 1  // TEXT_DT_F32/F16/BF16
-#define KVA_SC_DST_TYPE 2  // TEXT_DT_F32/F16/BF16/INT8/INT4
+#define KVA_SC_SRC_TYPE 1  // DTYPE_F32/F16/BF16
+#define KVA_SC_DST_TYPE 2  // DTYPE_F32/F16/BF16/INT8/INT4
 #define KVA_SC_LAYOUT 3    // TEXT_LAYOUT_*
 #define KVA_SC_GROUP 4     // quantized: KV_QUANT_GROUP_ROW or KV_QUANT_GROUP
 #define KVA_SC_COUNT 5

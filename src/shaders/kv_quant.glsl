@@ -15,9 +15,9 @@ layout(std430, binding = TEXT_BIND_V) readonly buffer VQuant { uint v_codes[]; }
 layout(std430, binding = TEXT_BIND_K_SCALE) readonly buffer KScale { uint k_scale_words[]; };
 layout(std430, binding = TEXT_BIND_V_SCALE) readonly buffer VScale { uint v_scale_words[]; };
 
-bool kv_quantized() { return KV_TYPE == TEXT_DT_INT8 || KV_TYPE == TEXT_DT_INT4; }
+bool kv_quantized() { return KV_TYPE == DTYPE_INT8 || KV_TYPE == DTYPE_INT4; }
 
-const uint KVQ_LANES = KV_TYPE == TEXT_DT_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
+const uint KVQ_LANES = KV_TYPE == DTYPE_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
 const uint KVQ_GROUPS = KV_GROUP == KV_QUANT_GROUP_ROW ? 1u : (D + KV_GROUP - 1u) / KV_GROUP;
 
 uint kvq_scale_index(uint e) {

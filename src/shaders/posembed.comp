@@ -9,7 +9,7 @@
 #define POSEMBED_PUSH 1
 #include "vision_interface.h"
 
-layout(constant_id = POSEMBED_SC_TYPE) const uint TYPE = VIS_DT_F32;
+layout(constant_id = POSEMBED_SC_TYPE) const uint TYPE = DTYPE_F32;
 layout(local_size_x = POSEMBED_WG) in;
 layout(std430, binding = POSEMBED_BIND_HIDDEN) buffer Hidden { uint hidden[]; };
 layout(std430, binding = POSEMBED_BIND_TABLE) readonly buffer Table { uint table[]; };
@@ -23,7 +23,7 @@ void main() {
     uint py = min(p / pc.patches_x, pc.pos_size - 1u);
     uint ex = table[px * pc.hidden_words + w];
     uint ey = table[(pc.pos_size + py) * pc.hidden_words + w];
-    if (TYPE == VIS_DT_F32) {
+    if (TYPE == DTYPE_F32) {
       hidden[i] = floatBitsToUint(uintBitsToFloat(hidden[i]) + uintBitsToFloat(ex) + uintBitsToFloat(ey));
     } else {
       // f32 sum of the three halves, rounded once.

@@ -29,9 +29,9 @@ layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;
 layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 1;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 16;
-layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
-layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F32;
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F32;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_ACC_CHUNKS) const uint ACC_CHUNKS = 1;
@@ -53,8 +53,8 @@ layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2
 const uint ROWS = Q_POS * HEAD_GROUP;
 const uint D4 = D / 4;
 const uint K_STRIDE = D4 + 1;  // padding: consecutive keys start in different banks
-const uint KV_WORDS_PER_ROW = D / (KV_TYPE == TEXT_DT_F32 ? 4 : 8);
-const uint Q_WORDS_PER_ROW = D / (Q_TYPE == TEXT_DT_F32 ? 4 : 8);
+const uint KV_WORDS_PER_ROW = D / (KV_TYPE == DTYPE_F32 ? 4 : 8);
+const uint Q_WORDS_PER_ROW = D / (Q_TYPE == DTYPE_F32 ? 4 : 8);
 const float NEG_INF = -1.0 / 0.0;
 
 shared vec4 q_tile[TEXT_TILE_Q_VEC4S(ROWS, D)];
@@ -109,7 +109,7 @@ void main() {
     uint h = head0 + r % HEAD_GROUP;
     vec4 lo = vec4(0.0), hi = vec4(0.0);
     if (qi < pc.seq_len) unpack_words(Q_TYPE, q_words[q_row_elem(b, qi, h) / elems_per_word4(Q_TYPE) + w], lo, hi);
-    if (Q_TYPE == TEXT_DT_F32) {
+    if (Q_TYPE == DTYPE_F32) {
       q_tile[r * D4 + w] = lo;
     } else {
       q_tile[r * D4 + 2 * w] = lo;
@@ -142,7 +142,7 @@ void main() {
           unpack_words(kv_row_type(row.hot), kv_word4(false, row, w), vlo, vhi);
         }
       }
-      if (KV_TYPE == TEXT_DT_F32) {
+      if (KV_TYPE == DTYPE_F32) {
         k_tile[jj * K_STRIDE + w] = klo;
         v_tile[jj * D4 + w] = vlo;
       } else {

@@ -3,13 +3,15 @@
 #ifndef VKATTN_TEXT_ATTENTION_INTERFACE_H
 #define VKATTN_TEXT_ATTENTION_INTERFACE_H
 
+#include "dtype_interface.h"
+
 // constant_id of each specialization constant.
 #define TEXT_SC_HEAD_DIM 0       // D, a multiple of 8
 #define TEXT_SC_WG_SIZE 1        // invocations per workgroup
 #define TEXT_SC_Q_POS 2          // query positions per workgroup
 #define TEXT_SC_HEAD_GROUP 3     // query heads per workgroup, all sharing one KV head
 #define TEXT_SC_TILE_KEYS 4      // keys staged in shared memory per step
-#define TEXT_SC_Q_TYPE 5         // TEXT_DT_*
+#define TEXT_SC_Q_TYPE 5         // DTYPE_*
 #define TEXT_SC_KV_TYPE 6
 #define TEXT_SC_O_TYPE 7
 #define TEXT_SC_LAYOUT 8         // TEXT_LAYOUT_*
@@ -26,12 +28,6 @@
 // the planner its shared-memory budget.
 #define TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) ((nsg) * (heads) * ((d) / 4))
 #define TEXT_FLASH_SHARED_BYTES(nsg, heads, d) (TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) * 16 + (nsg) * (heads) * 8)
-
-#define TEXT_DT_F32 0
-#define TEXT_DT_F16 1
-#define TEXT_DT_BF16 2
-#define TEXT_DT_INT8 3  // quantized KV (kv_quant_interface.h), scales in TEXT_BIND_K_SCALE / _V_SCALE
-#define TEXT_DT_INT4 4
 
 #define TEXT_LAYOUT_CONTIGUOUS 0
 #define TEXT_LAYOUT_RING 1

@@ -6,10 +6,10 @@ vec2 bf16x2_to_vec2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFl
 
 // Unpacks one uvec4 of `type` into 4 (f32) or 8 (f16/bf16) floats: lo gets the first 4.
 void unpack_words(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
-  if (type == TEXT_DT_F32) {
+  if (type == DTYPE_F32) {
     lo = uintBitsToFloat(w);
     hi = vec4(0.0);
-  } else if (type == TEXT_DT_F16) {
+  } else if (type == DTYPE_F16) {
     lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
     hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
   } else {
@@ -19,7 +19,7 @@ void unpack_words(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
 }
 
 // Elements per uvec4 of a storage type.
-uint elems_per_word4(uint type) { return type == TEXT_DT_F32 ? 4u : 8u; }
+uint elems_per_word4(uint type) { return type == DTYPE_F32 ? 4u : 8u; }
 
 uint float_to_bf16_bits(float x) {
   uint u = floatBitsToUint(x);
@@ -30,8 +30,8 @@ uint float_to_bf16_bits(float x) {
 // Four floats encoded in `type`: a uvec4 for f32 (all four used) or the first
 // two words for f16/bf16.
 uvec4 pack_vec4(uint type, vec4 v) {
-  if (type == TEXT_DT_F32) return floatBitsToUint(v);
-  if (type == TEXT_DT_F16) return uvec4(packHalf2x16(v.xy), packHalf2x16(v.zw), 0u, 0u);
+  if (type == DTYPE_F32) return floatBitsToUint(v);
+  if (type == DTYPE_F16) return uvec4(packHalf2x16(v.xy), packHalf2x16(v.zw), 0u, 0u);
   return uvec4(float_to_bf16_bits(v.x) | (float_to_bf16_bits(v.y) << 16),
                float_to_bf16_bits(v.z) | (float_to_bf16_bits(v.w) << 16), 0u, 0u);
 }

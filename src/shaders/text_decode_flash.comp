@@ -36,9 +36,9 @@ layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 256;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TILE_KEYS = 4;
-layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F16;
-layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F32;
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_SUBGROUP_SIZE) const uint SG = 32;
@@ -58,7 +58,7 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 p
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
 #include "kv_quant.glsl"
 
-const uint EPW = KV_TYPE == TEXT_DT_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
+const uint EPW = KV_TYPE == DTYPE_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
 const uint ROW_WORDS = D / EPW;                                     // words per K/V row
 const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
 const uint GROUPS_PER_SG = SG / KEY_LANES;
@@ -76,7 +76,7 @@ shared vec2 merge_ml[NSG * HEAD_GROUP];
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
 void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
-  if (Q_TYPE == TEXT_DT_F32) {
+  if (Q_TYPE == DTYPE_F32) {
     lo = uintBitsToFloat(q_words[(row + e) / 4u]);
     hi = EPW == 8 ? uintBitsToFloat(q_words[(row + e) / 4u + 1u]) : vec4(0.0);
   } else {
@@ -86,7 +86,7 @@ void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
 
 // A loaded K/V word (or quantized unit) as values.
 void kv_unpack(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
-  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) kvq_unpack8(w, lo, hi);
+  if (type == DTYPE_INT8 || type == DTYPE_INT4) kvq_unpack8(w, lo, hi);
   else unpack_words(type, w, lo, hi);
 }
 

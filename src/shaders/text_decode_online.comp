@@ -33,9 +33,9 @@ layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 1;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint KB = 4;
-layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = TEXT_DT_F32;
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = TEXT_DT_F32;
-layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F32;
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F32;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F32;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;
@@ -77,10 +77,10 @@ shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
 // vec4 slice `c` (4 elements) of a K (is_k) or V row.
 vec4 load_slice(bool is_k, KvRow row, uint c) {
   const uint type = kv_row_type(row.hot);
-  if (type == TEXT_DT_INT8 || type == TEXT_DT_INT4) return kvq_load4(is_k, (is_k ? row.k : row.v) + 4u * c);
-  if (type == TEXT_DT_F32) return uintBitsToFloat(kv_word4(is_k, row, c));
+  if (type == DTYPE_INT8 || type == DTYPE_INT4) return kvq_load4(is_k, (is_k ? row.k : row.v) + 4u * c);
+  if (type == DTYPE_F32) return uintBitsToFloat(kv_word4(is_k, row, c));
   uvec2 w = kv_word2(is_k, row, c);
-  if (type == TEXT_DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  if (type == DTYPE_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
   return vec4(bf16x2_to_vec2(w.x), bf16x2_to_vec2(w.y));
 }
 
@@ -120,7 +120,7 @@ void main() {
       vec4 v = vec4(0.0);
       if (ci < D4) {
         uint e = row + 4u * ci;
-        if (Q_TYPE == TEXT_DT_F32) {
+        if (Q_TYPE == DTYPE_F32) {
           v = uintBitsToFloat(q_words[e / 4u]);
         } else {
           vec4 lo, hi;

@@ -37,7 +37,7 @@ uvec2 addr_mul(uint a, uint b) {
 // Byte address of row (outer, inner, kvh) from element strides (the host
 // checks that each stride in bytes fits 32 bits).
 uvec2 kv_row_addr(uvec2 base, uint outer, uint inner, uint kvh, uint s0, uint s1, uint s2) {
-  const uint bytes = KV_TYPE == TEXT_DT_F32 ? 4u : 2u;
+  const uint bytes = KV_TYPE == DTYPE_F32 ? 4u : 2u;
   return addr_add(addr_add(addr_add(base, addr_mul(outer, s0 * bytes)), addr_mul(inner, s1 * bytes)),
                   addr_mul(kvh, s2 * bytes));
 }
@@ -65,7 +65,7 @@ void kv_tier_begin(uint kv_len, uint kv_start) {
 bool kv_hot(uint pos) { return LAYOUT == TEXT_LAYOUT_TIERED && pos >= kv_hot_from; }
 
 // Storage type of a row: the hot ring is f16 whatever the cold tier holds.
-uint kv_row_type(bool hot) { return LAYOUT == TEXT_LAYOUT_TIERED && hot ? TEXT_DT_F16 : KV_TYPE; }
+uint kv_row_type(bool hot) { return LAYOUT == TEXT_LAYOUT_TIERED && hot ? DTYPE_F16 : KV_TYPE; }
 
 // (outer, inner) of key position `pos` of sequence b: (sequence, slot) for
 // contiguous, ring and hot-tier rows, (page, row) for paged ones. False behind
@@ -140,7 +140,7 @@ uvec4 kv_word4(bool is_k, KvRow r, uint w) {
 #ifdef KV_BY_ADDRESS
   return KvAt4(is_k ? r.k_at : r.v_at).w[w];
 #else
-  const uint epw = KV_TYPE == TEXT_DT_F32 ? 4u : 8u;
+  const uint epw = KV_TYPE == DTYPE_F32 ? 4u : 8u;
   return is_k ? k_words4[r.k / epw + w] : v_words4[r.v / epw + w];
 #endif
 }
@@ -151,7 +151,7 @@ uvec2 kv_word2(bool is_k, KvRow r, uint h) {
 #ifdef KV_BY_ADDRESS
   return KvAt2(is_k ? r.k_at : r.v_at).w[h];
 #else
-  const uint eph = KV_TYPE == TEXT_DT_F32 ? 2u : 4u;
+  const uint eph = KV_TYPE == DTYPE_F32 ? 2u : 4u;
   return is_k ? k_words2[r.k / eph + h] : v_words2[r.v / eph + h];
 #endif
 }

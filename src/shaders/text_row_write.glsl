@@ -11,7 +11,7 @@ void text_write_row(uint b, uint split, uint qi, uint h, uint ci, vec4 acc, floa
   } else {
     const uvec4 w = pack_vec4(O_TYPE, text_normalise(acc, l));
     const uint at = o_row_elem(b, qi, h) / 4u + ci;
-    if (O_TYPE == TEXT_DT_F32) o_words4[at] = w;
+    if (O_TYPE == DTYPE_F32) o_words4[at] = w;
     else o_words2[at] = w.xy;
   }
 }

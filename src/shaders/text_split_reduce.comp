@@ -12,7 +12,7 @@
 
 layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 64;
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 256;
-layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = TEXT_DT_F32;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F32;
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -22,7 +22,7 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) readonly buffer PartialO { vec4 pa
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) readonly buffer PartialML { vec2 partial_ml[]; };
 layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;  // addressing helpers' defaults; the reduce reads no keys
-const uint KV_TYPE = TEXT_DT_F32;
+const uint KV_TYPE = DTYPE_F32;
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
@@ -80,7 +80,7 @@ void main() {
     o = text_normalise(o, l);
     uvec4 w = pack_vec4(O_TYPE, o);
     uint chunk = o_row_elem(b, qh / pc.num_heads, qh % pc.num_heads) / 4u + tid;
-    if (O_TYPE == TEXT_DT_F32) o_words4[chunk] = w;
+    if (O_TYPE == DTYPE_F32) o_words4[chunk] = w;
     else o_words2[chunk] = w.xy;
   }
 }

@@ -19,18 +19,14 @@
 #define VIS_ATTENTION_PUSH 1
 #include "vision_interface.h"
 #include "vision_tile_arrays.h"
-// text_common.glsl decodes words by TEXT_DT_* codes, which the VIS_DT_* codes equal.
-#define TEXT_DT_F32 VIS_DT_F32
-#define TEXT_DT_F16 VIS_DT_F16
-#define TEXT_DT_BF16 2
 #include "text_common.glsl"
 
 layout(constant_id = VIS_SC_HEAD_DIM) const uint D = 64;
 layout(constant_id = VIS_SC_WG_SIZE) const uint WG = 64;
 layout(constant_id = VIS_SC_QUERIES) const uint QN = 1;
 layout(constant_id = VIS_SC_TILE) const uint TK = 32;
-layout(constant_id = VIS_SC_IN_TYPE) const uint IN_TYPE = VIS_DT_F32;
-layout(constant_id = VIS_SC_OUT_TYPE) const uint OUT_TYPE = VIS_DT_F32;
+layout(constant_id = VIS_SC_IN_TYPE) const uint IN_TYPE = DTYPE_F32;
+layout(constant_id = VIS_SC_OUT_TYPE) const uint OUT_TYPE = DTYPE_F32;
 layout(constant_id = VIS_SC_LAYOUT) const uint LAYOUT = VIS_LAYOUT_PHD;
 layout(constant_id = VIS_SC_KIND) const uint KIND = VIS_KIND_FLASH;
 layout(constant_id = VIS_SC_F16_SHARED) const uint F16_SHARED = 0;
@@ -46,7 +42,7 @@ layout(std430, binding = VIS_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; 
 
 const uint D4 = D / 4;
 const uint K_STRIDE = D4 + 1;  // padding: consecutive keys start in different banks
-const uint WORDS_PER_ROW = D / (IN_TYPE == VIS_DT_F32 ? 4 : 8);
+const uint WORDS_PER_ROW = D / (IN_TYPE == DTYPE_F32 ? 4 : 8);
 const float NEG_INF = -1.0 / 0.0;
 // The tile arrays of the unused precision shrink to one element (sizes are
 // specialization-constant expressions, so each pipeline declares only its own).
@@ -75,17 +71,17 @@ uint out_chunk(uint pt, uint head, uint c) {
 
 void store_out(uint chunk, vec4 o) {
   uvec4 w = pack_vec4(OUT_TYPE, o);
-  if (OUT_TYPE == VIS_DT_F32) o_words4[chunk] = w;
+  if (OUT_TYPE == DTYPE_F32) o_words4[chunk] = w;
   else o_words2[chunk] = w.xy;
 }
 
 // Element chunk c (4 values) of a row starting at word `base`.
 vec4 load_chunk(uint which, uint base, uint c) {
   vec4 lo, hi;
-  uint word = IN_TYPE == VIS_DT_F32 ? c : c / 2u;
+  uint word = IN_TYPE == DTYPE_F32 ? c : c / 2u;
   uvec4 w = which == 0u ? q_words[base + word] : (which == 1u ? k_words[base + word] : v_words[base + word]);
   unpack_words(IN_TYPE, w, lo, hi);
-  return (IN_TYPE == VIS_DT_F32 || (c & 1u) == 0u) ? lo : hi;
+  return (IN_TYPE == DTYPE_F32 || (c & 1u) == 0u) ? lo : hi;
 }
 
 vec4 k_at(uint jj, uint c) {
@@ -109,24 +105,24 @@ void stage(bool is_k, uint jj, uint w, uvec4 word) {
   if (F16_SHARED != 0u) {
     // f16 input is copied as it is; f32 input is rounded to f16 pairs.
     uvec2 a, b;
-    if (IN_TYPE == VIS_DT_F16) {
+    if (IN_TYPE == DTYPE_F16) {
       a = word.xy;
       b = word.zw;
     } else {
       vec4 v = uintBitsToFloat(word);
       a = uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
     }
-    uint c = IN_TYPE == VIS_DT_F16 ? 2u * w : w;
+    uint c = IN_TYPE == DTYPE_F16 ? 2u * w : w;
     if (is_k) k_tile_h[jj * stride + c] = a; else v_tile_h[jj * stride + c] = a;
-    if (IN_TYPE == VIS_DT_F16) {
+    if (IN_TYPE == DTYPE_F16) {
       if (is_k) k_tile_h[jj * stride + c + 1u] = b; else v_tile_h[jj * stride + c + 1u] = b;
     }
   } else {
     vec4 lo, hi;
     unpack_words(IN_TYPE, word, lo, hi);
-    uint c = IN_TYPE == VIS_DT_F16 ? 2u * w : w;
+    uint c = IN_TYPE == DTYPE_F16 ? 2u * w : w;
     if (is_k) k_tile[jj * stride + c] = lo; else v_tile[jj * stride + c] = lo;
-    if (IN_TYPE == VIS_DT_F16) {
+    if (IN_TYPE == DTYPE_F16) {
       if (is_k) k_tile[jj * stride + c + 1u] = hi; else v_tile[jj * stride + c + 1u] = hi;
     }
   }

@@ -4,18 +4,15 @@
 #ifndef VKATTN_VISION_INTERFACE_H
 #define VKATTN_VISION_INTERFACE_H
 
-// Element storage codes; equal to TEXT_DT_F32/F16 so text_common.glsl's
-// word decoding serves the vision and audio kernels too.
-#define VIS_DT_F32 0
-#define VIS_DT_F16 1
+#include "dtype_interface.h"
 
 // ---- vision_attention.comp ----
 #define VIS_SC_HEAD_DIM 0     // D, a multiple of 8
 #define VIS_SC_WG_SIZE 1      // invocations per workgroup
 #define VIS_SC_QUERIES 2      // queries (patches) per workgroup, all of one head
 #define VIS_SC_TILE 3         // keys staged in shared memory per step
-#define VIS_SC_IN_TYPE 4      // VIS_DT_* of Q, K, V
-#define VIS_SC_OUT_TYPE 5     // VIS_DT_* of the output
+#define VIS_SC_IN_TYPE 4      // DTYPE_* of Q, K, V
+#define VIS_SC_OUT_TYPE 5     // DTYPE_* of the output
 #define VIS_SC_LAYOUT 6       // VIS_LAYOUT_* of Q, K, V and the output
 #define VIS_SC_KIND 7         // VIS_KIND_*
 #define VIS_SC_F16_SHARED 8   // 1: K/V tiles packed as f16 pairs in uint shared arrays
@@ -41,7 +38,7 @@
 #define VIS_TRANSPOSE_BINDINGS 2
 
 // ---- posembed.comp: hidden[p, d] += table[0, p % px, d] + table[1, p / px, d] ----
-#define POSEMBED_SC_TYPE 0    // VIS_DT_* of hidden and table
+#define POSEMBED_SC_TYPE 0    // DTYPE_* of hidden and table
 #define POSEMBED_WG 64
 #define POSEMBED_BIND_HIDDEN 0
 #define POSEMBED_BIND_TABLE 1

@@ -1,6 +1,9 @@
 // DeviceCaps <-> JSON, for `vkattn devices --json` and planning from caps files.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -56,6 +59,32 @@ void require_nonzero_limits(const DeviceCaps& c) {
   };
   for (auto [name, value] : limits)
     if (value == 0) throw Error(ErrorKind::io, fmt::format("caps field '{}': expected >= 1, got 0", name));
+}
+
+// nlohmann converts numbers between types silently and, out of range, with
+// undefined behaviour (-1 -> 4294967295, 1.5 -> 1, 1e72 -> ?), so a number
+// is read only after it is known to fit the field.
+template <typename T>
+bool fits(const json& v) {
+  if constexpr (std::is_integral_v<T>)
+    return v.is_number_unsigned() && v.get<uint64_t>() <= std::numeric_limits<T>::max();
+  else
+    return v.is_number() && std::abs(v.get<double>()) <= std::numeric_limits<T>::max();
+}
+
+// One cooperative-matrix shape: {m, n, k, a, b, c, result}.
+CoopMatrixShape coop_shape_from_value(const json& s) {
+  const bool ok = s.is_object() && s.contains("m") && fits<uint32_t>(s.at("m")) && s.contains("n") &&
+                  fits<uint32_t>(s.at("n")) && s.contains("k") && fits<uint32_t>(s.at("k")) &&
+                  std::ranges::all_of(std::array{"a", "b", "c", "result"},
+                                      [&](const char* key) { return s.contains(key) && s.at(key).is_string(); });
+  if (!ok)
+    throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected objects with m, n, k "
+                                           "(non-negative integers) and a, b, c, result (strings), got {}",
+                                           excerpt(s)));
+  return {s.at("m").get<uint32_t>(),    s.at("n").get<uint32_t>(),    s.at("k").get<uint32_t>(),
+          s.at("a").get<std::string>(), s.at("b").get<std::string>(), s.at("c").get<std::string>(),
+          s.at("result").get<std::string>()};
 }
 
 DeviceCaps caps_from_value(const json& j);
@@ -133,20 +162,16 @@ DeviceCaps caps_from_value(const json& j) {
     if (!j.contains(key)) return;
     using T = std::remove_reference_t<decltype(v)>;
     const json& value = j.at(key);
-    // nlohmann converts numbers between types silently (-1 -> 4294967295,
-    // 1.5 -> 1), so integer fields take only non-negative integers that fit.
     bool ok;
     if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
     else if constexpr (std::is_same_v<T, bool>) ok = value.is_boolean();
-    else if constexpr (std::is_integral_v<T>)
-      ok = value.is_number_unsigned() && value.get<uint64_t>() <= std::numeric_limits<T>::max();
-    else ok = value.is_number();
+    else ok = fits<T>(value);
     if (!ok)
       throw Error(ErrorKind::io, fmt::format("caps field '{}': expected {}, got {}", key,
                                              std::is_same_v<T, std::string> ? "a string"
                                              : std::is_same_v<T, bool>      ? "a boolean"
                                              : std::is_integral_v<T>        ? "a non-negative integer"
-                                                                            : "a number",
+                                                                            : "a number in float range",
                                              excerpt(value)));
     v = value.get<T>();
   });
@@ -154,8 +179,7 @@ DeviceCaps caps_from_value(const json& j) {
     if (!j.contains(key)) return;
     const auto& a = j.at(key);
     bool ok = a.is_array() && a.size() == 3;
-    for (size_t i = 0; ok && i < 3; ++i)
-      ok = a[i].is_number_unsigned() && a[i].get<uint64_t>() <= std::numeric_limits<uint32_t>::max();
+    for (size_t i = 0; ok && i < 3; ++i) ok = fits<uint32_t>(a[i]);
     if (!ok)
       throw Error(ErrorKind::io,
                   fmt::format("caps field '{}': expected an array of 3 non-negative integers, got {}", key, excerpt(a)));
@@ -167,18 +191,7 @@ DeviceCaps caps_from_value(const json& j) {
     if (!j.at("cooperative_matrix_shapes").is_array())
       throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected an array, got {}",
                                              excerpt(j.at("cooperative_matrix_shapes"))));
-    for (auto& s : j.at("cooperative_matrix_shapes")) {
-      try {
-        c.cooperative_matrix_shapes.push_back({s.at("m").get<uint32_t>(), s.at("n").get<uint32_t>(),
-                                               s.at("k").get<uint32_t>(), s.at("a").get<std::string>(),
-                                               s.at("b").get<std::string>(), s.at("c").get<std::string>(),
-                                               s.at("result").get<std::string>()});
-      } catch (const json::exception&) {
-        throw Error(ErrorKind::io, fmt::format("caps field 'cooperative_matrix_shapes': expected objects with m, n, "
-                                               "k, a, b, c, result, got {}",
-                                               excerpt(s)));
-      }
-    }
+    for (auto& s : j.at("cooperative_matrix_shapes")) c.cooperative_matrix_shapes.push_back(coop_shape_from_value(s));
   }
   require_nonzero_limits(c);
   return c;

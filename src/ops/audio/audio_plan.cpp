@@ -1,21 +1,18 @@
 #include "ops/audio/audio_plan.hpp"
 
+#include "ops/dtype_code.hpp"
 #include "ops/plan_check.hpp"
 #include "planner/audio_planner.hpp"
 #include "planner/plan_render.hpp"
 #include "shaders/audio_interface.h"
-#include "shaders/text_attention_interface.h"
 #include "vk/runtime.hpp"
 #include "vkattn/plan.hpp"
 
 namespace vkattn {
 
 // text_common.glsl decodes the audio kernel's words by the text dtype codes.
-static_assert(AUDIO_DT_F32 == TEXT_DT_F32 && AUDIO_DT_F16 == TEXT_DT_F16, "one set of dtype codes");
 
 namespace {
-
-uint32_t dt_code(DType t) { return t == DType::f16 ? AUDIO_DT_F16 : AUDIO_DT_F32; }
 
 }  // namespace
 
@@ -36,8 +33,8 @@ Plan plan_audio(const DeviceCaps& caps, const AudioAttentionParams& p, const Aud
   d.spec_constants[AUDIO_SC_HEAD_DIM] = p.head_dim;
   d.spec_constants[AUDIO_SC_WG_SIZE] = ap.workgroup_size;
   d.spec_constants[AUDIO_SC_TILE] = ap.tile_keys;
-  d.spec_constants[AUDIO_SC_IN_TYPE] = dt_code(types.in);
-  d.spec_constants[AUDIO_SC_OUT_TYPE] = dt_code(types.out);
+  d.spec_constants[AUDIO_SC_IN_TYPE] = dtype_code(types.in);
+  d.spec_constants[AUDIO_SC_OUT_TYPE] = dtype_code(types.out);
   d.spec_constants[AUDIO_SC_ACC_CHUNKS] = plan.geometry.acc_chunks;
   // One workgroup per (frame, head); RecorderImpl rejects frame counts beyond
   // the device's workgroup-count limit with an Error naming the counts.

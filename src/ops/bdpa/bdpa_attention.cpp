@@ -95,9 +95,9 @@ TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaT
   spec[BDPA_SC_Q_POS] = g.q_pos;
   spec[BDPA_SC_HEAD_GROUP] = g.head_group;
   spec[BDPA_SC_TILE_KEYS] = g.tile_keys;
-  spec[BDPA_SC_Q_TYPE] = text::dtype_code(t.q.dtype());
-  spec[BDPA_SC_BASIS_TYPE] = text::dtype_code(t.basis_k.dtype());
-  spec[BDPA_SC_O_TYPE] = text::dtype_code(t.out.dtype());
+  spec[BDPA_SC_Q_TYPE] = dtype_code(t.q.dtype());
+  spec[BDPA_SC_BASIS_TYPE] = dtype_code(t.basis_k.dtype());
+  spec[BDPA_SC_O_TYPE] = dtype_code(t.out.dtype());
   spec[BDPA_SC_SPLIT] = split ? 1 : 0;
   spec[BDPA_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[BDPA_SC_PAIRING] = p.pairing == RopePairing::interleaved ? BDPA_ROPE_INTERLEAVED : BDPA_ROPE_ROTATE_HALF;

@@ -48,8 +48,8 @@ void bdpa_build(Recorder& recorder, const BdpaBuildParams& p, const BdpaBuildTen
         pass == BDPA_PASS_SLOTS ? std::min(kMaxScanWorkgroupSize, planner::floor_pow2(caps.max_workgroup_invocations))
                                 : kWorkgroupSize;
     spec[BDPA_BUILD_SC_HEAD_DIM] = p.head_dim;
-    spec[BDPA_BUILD_SC_KV_TYPE] = text::dtype_code(t.k.dtype());
-    spec[BDPA_BUILD_SC_BASIS_TYPE] = text::dtype_code(t.basis_k.dtype());
+    spec[BDPA_BUILD_SC_KV_TYPE] = dtype_code(t.k.dtype());
+    spec[BDPA_BUILD_SC_BASIS_TYPE] = dtype_code(t.basis_k.dtype());
     return rt.pipelines().get({"bdpa_build", spec, 0}, {BDPA_BUILD_BINDINGS, sizeof(bdpa::BdpaBuildPush)});
   };
   const vk::Pipeline& link_pass = pipeline(BDPA_PASS_LINK);

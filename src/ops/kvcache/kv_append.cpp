@@ -104,8 +104,8 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
 
   std::vector<uint32_t> spec(KVA_SC_COUNT, 0);
   spec[KVA_SC_HEAD_DIM] = p.head_dim;
-  spec[KVA_SC_SRC_TYPE] = text::dtype_code(t.k.dtype());
-  spec[KVA_SC_DST_TYPE] = text::dtype_code(t.cache_k.dtype());
+  spec[KVA_SC_SRC_TYPE] = dtype_code(t.k.dtype());
+  spec[KVA_SC_DST_TYPE] = dtype_code(t.cache_k.dtype());
   spec[KVA_SC_LAYOUT] = text::layout_code(p.layout);
   spec[KVA_SC_GROUP] = quantized ? p.quant_group : 0;
   const vk::ShaderInterface iface{KVA_BINDINGS, sizeof(kvappend::KvAppendPush)};

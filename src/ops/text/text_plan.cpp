@@ -49,9 +49,9 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_Q_POS] = g.q_pos;
   spec[TEXT_SC_HEAD_GROUP] = g.head_group;
   spec[TEXT_SC_TILE_KEYS] = g.tile_keys;
-  spec[TEXT_SC_Q_TYPE] = text::dtype_code(types.q);
-  spec[TEXT_SC_KV_TYPE] = text::dtype_code(types.kv);
-  spec[TEXT_SC_O_TYPE] = text::dtype_code(types.out);
+  spec[TEXT_SC_Q_TYPE] = dtype_code(types.q);
+  spec[TEXT_SC_KV_TYPE] = dtype_code(types.kv);
+  spec[TEXT_SC_O_TYPE] = dtype_code(types.out);
   spec[TEXT_SC_LAYOUT] = text::layout_code(p.layout);
   spec[TEXT_SC_SPLIT] = split ? 1 : 0;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
@@ -114,16 +114,6 @@ Plan plan_text(const DeviceCaps& caps, const TextAttentionParams& p, const TextT
 }
 
 namespace text {
-
-uint32_t dtype_code(DType t) {
-  switch (t) {
-    case DType::f16: return TEXT_DT_F16;
-    case DType::bf16: return TEXT_DT_BF16;
-    case DType::i8: return TEXT_DT_INT8;
-    case DType::i4: return TEXT_DT_INT4;
-    default: return TEXT_DT_F32;
-  }
-}
 
 uint32_t layout_code(KvLayout l) {
   switch (l) {

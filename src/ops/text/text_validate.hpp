@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "ops/dtype_code.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/text.hpp"
 
@@ -21,8 +22,8 @@ bool kv_by_address(const TextAttentionTensors& t, const DeviceCaps& caps);
 Shape kv_shape(const TextAttentionParams& p);
 Shape hot_kv_shape(const TextAttentionParams& p);
 
-// TEXT_DT_* and TEXT_LAYOUT_* codes of the kernels (text_attention_interface.h).
-uint32_t dtype_code(DType t);
+// TEXT_LAYOUT_* code of the kernels (text_attention_interface.h); dtype codes
+// are in ops/dtype_code.hpp.
 uint32_t layout_code(KvLayout l);
 
 // What a tensor holds: float values, K/V (float or quantized), u32 indices, f16 scales.

@@ -20,7 +20,7 @@ void pos_embed_add(Recorder& recorder, const PosEmbedParams& p, const PosEmbedTe
   vision::validate(p, t, rt.caps());
   const bool f16 = t.hidden.dtype() == DType::f16;
   const vk::ShaderInterface iface{POSEMBED_BINDINGS, sizeof(vision::PosEmbedPush)};
-  const vk::Pipeline& pipe = rt.pipelines().get({"posembed", {f16 ? uint32_t{VIS_DT_F16} : uint32_t{VIS_DT_F32}}, 0}, iface);
+  const vk::Pipeline& pipe = rt.pipelines().get({"posembed", {f16 ? uint32_t{DTYPE_F16} : uint32_t{DTYPE_F32}}, 0}, iface);
   const uint32_t words = f16 ? p.hidden_size / 2 : p.hidden_size;
   vision::PosEmbedPush push{p.patches, words, p.pos_size, p.patches_x};
   std::array<vk::BufferRef, POSEMBED_BINDINGS> buffers{};

@@ -32,9 +32,9 @@ PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCap
   spec[TEXT_SC_Q_POS] = g.queries;
   spec[TEXT_SC_HEAD_GROUP] = 1;
   spec[TEXT_SC_TILE_KEYS] = g.tile;
-  spec[TEXT_SC_Q_TYPE] = text::dtype_code(types.in);
-  spec[TEXT_SC_KV_TYPE] = text::dtype_code(types.in);  // K and V take Q's dtype
-  spec[TEXT_SC_O_TYPE] = text::dtype_code(types.out);
+  spec[TEXT_SC_Q_TYPE] = dtype_code(types.in);
+  spec[TEXT_SC_KV_TYPE] = dtype_code(types.in);  // K and V take Q's dtype
+  spec[TEXT_SC_O_TYPE] = dtype_code(types.out);
   spec[TEXT_SC_LAYOUT] = TEXT_LAYOUT_CONTIGUOUS;
   d.grid[0] = groups;
   d.grid[1] = p.num_heads;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/dtype_code.hpp"
 #include "ops/plan_check.hpp"
 #include "ops/vision/vision_fragments.hpp"
 #include "planner/tune_cache.hpp"
@@ -16,13 +17,10 @@
 namespace vkattn {
 
 // text_common.glsl decodes the vision kernels' words by the text dtype codes.
-static_assert(VIS_DT_F32 == TEXT_DT_F32 && VIS_DT_F16 == TEXT_DT_F16, "one set of dtype codes");
 static_assert(sizeof(vision::VisionPush) == 4 * 4, "VisionPush must mirror the GLSL push-constant block");
 static_assert(sizeof(vision::TransposePush) == 4 * 4, "TransposePush must mirror the GLSL push-constant block");
 
 namespace {
-
-uint32_t dt_code(DType t) { return t == DType::f16 ? VIS_DT_F16 : VIS_DT_F32; }
 
 // [A, B, words] -> [B, A, words] (uvec4 words). The shader strides over the
 // words, so the grid is capped well inside every device's limit.
@@ -55,8 +53,8 @@ Plan to_plan(const planner::VisionPlan& vp, const DeviceCaps& caps, const Vision
   spec[VIS_SC_WG_SIZE] = g.workgroup_size;
   spec[VIS_SC_QUERIES] = g.queries;
   spec[VIS_SC_TILE] = g.tile;
-  spec[VIS_SC_IN_TYPE] = dt_code(types.in);
-  spec[VIS_SC_OUT_TYPE] = dt_code(types.out);
+  spec[VIS_SC_IN_TYPE] = dtype_code(types.in);
+  spec[VIS_SC_OUT_TYPE] = dtype_code(types.out);
   spec[VIS_SC_LAYOUT] = (transposed || p.layout == VisionLayout::hpd) ? VIS_LAYOUT_HPD : VIS_LAYOUT_PHD;
   spec[VIS_SC_KIND] = v.kind == planner::VisionKind::reference ? VIS_KIND_REFERENCE : VIS_KIND_FLASH;
   spec[VIS_SC_F16_SHARED] = v.f16_shared ? 1 : 0;
