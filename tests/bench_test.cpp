@@ -80,6 +80,8 @@ TEST(BenchSuite, ErrorsNameTheFileTheFieldAndTheValue) {
               HasSubstr("grids[0].axes.kv[0].kv_head: unknown field \"kv_head\""));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "causal": "yes"}]})"),
               HasSubstr("cases[0].causal: expected true or false, got \"yes\""));
+  EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "softcap": 1e300}]})"),
+              HasSubstr("cases[0].softcap: expected a non-negative number in float range, got 1e+300"));
   EXPECT_THAT(error_of(R"({"cases": [{"head_dim": 64}]})"), HasSubstr("cases[0]: missing field \"heads\""));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "kv_dtype": "f8"}]})"),
               HasSubstr("cases[0].kv_dtype: expected f32, f16 or bf16, got \"f8\""));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -77,7 +78,7 @@ const char* describe(Kind k) {
     case Kind::positive: return "a positive integer";
     case Kind::non_negative: return "a non-negative integer";
     case Kind::boolean: return "true or false";
-    case Kind::number: return "a non-negative number";
+    case Kind::number: return "a non-negative number in float range";
     case Kind::text: return "a string";
   }
   return "";
@@ -112,7 +113,8 @@ class Reader {
       case Kind::positive: ok = v.is_number_unsigned() && v.get<uint64_t>() > 0; break;
       case Kind::non_negative: ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); break;
       case Kind::boolean: ok = v.is_boolean(); break;
-      case Kind::number: ok = v.is_number() && v.get<double>() >= 0; break;
+      // Numbers become floats: one past float's range would be an undefined conversion.
+      case Kind::number: ok = v.is_number() && v.get<double>() >= 0 && v.get<double>() <= FLT_MAX; break;
       case Kind::text: ok = v.is_string(); break;
     }
     if (f.kind == Kind::positive || f.kind == Kind::non_negative)
