@@ -126,6 +126,22 @@ void set_query_dims(Params& p, const Shape& q) {
   p.head_dim = static_cast<uint32_t>(q[3]);
 }
 
+// The call a plan query describes: kv_len keys in kv_len slots, the queries the last positions.
+template <class Params>
+Params planned_call(uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
+                    uint32_t kv_len) {
+  Params p;
+  p.batch = batch;
+  p.seq_len = seq_len;
+  p.num_heads = heads;
+  p.num_kv_heads = kv_heads;
+  p.head_dim = head_dim;
+  p.kv_len = {kv_len};
+  p.kv_capacity = kv_len;
+  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  return p;
+}
+
 PlanOptions plan_options(const std::optional<std::string>& variant, bool strict) {
   PlanOptions o;
   if (variant) o.variant = *variant;
@@ -408,15 +424,8 @@ py::object plan_bdpa(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint3
                      uint32_t head_dim, uint32_t kv_len, uint32_t rotary_dim, const std::string& q_dtype,
                      const std::string& basis_dtype, std::optional<std::string> variant, bool strict) {
   // An index holding exactly the keys over one basis and residual row per key.
-  BdpaParams p;
-  p.batch = batch;
-  p.seq_len = seq_len;
-  p.num_heads = heads;
-  p.num_kv_heads = kv_heads;
-  p.head_dim = head_dim;
-  p.kv_capacity = p.num_basis = p.num_residual = kv_len;
-  p.kv_len = {kv_len};
-  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  auto p = planned_call<BdpaParams>(batch, seq_len, heads, kv_heads, head_dim, kv_len);
+  p.num_basis = p.num_residual = kv_len;
   p.rotary_dim = rotary_dim;
   p.rope_positions = rotary_dim ? kv_len : 0;
   return json_to_python(capi::bdpa_plan_json(self.ctx().caps(), p, dtype_from_string(q_dtype),
@@ -452,16 +461,8 @@ class PyPageAllocator {
 py::object plan_text(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t kv_len, const std::string& q_dtype, const std::string& kv_dtype,
                      std::optional<std::string> variant, bool strict) {
-  // A contiguous cache holding exactly the keys; the queries are the last positions.
-  TextAttentionParams p;
-  p.batch = batch;
-  p.seq_len = seq_len;
-  p.num_heads = heads;
-  p.num_kv_heads = kv_heads;
-  p.head_dim = head_dim;
-  p.kv_len = {kv_len};
-  p.kv_capacity = kv_len;
-  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  // A contiguous cache holding exactly the keys.
+  const auto p = planned_call<TextAttentionParams>(batch, seq_len, heads, kv_heads, head_dim, kv_len);
   const DType q = dtype_from_string(q_dtype);
   const TextTensorTypes types{q, dtype_from_string(kv_dtype), q, false};
   return json_to_python(to_json(vkattn::plan_text(self.ctx().caps(), p, types, plan_options(variant, strict))));

@@ -185,7 +185,9 @@ typedef struct vkattn_text_tensors {
 } vkattn_text_tensors;
 
 /* See vkattn::KvAppendParams: T new tokens for each of B sequences, token t of
- * sequence b at positions[b] + t (positions_count 1 or batch). */
+ * sequence b at positions[b] + t (positions_count 1 or batch). layout:
+ * contiguous, ring or paged; a tiered cache takes one call per tier (its hot
+ * ring as VKATTN_KV_RING of hot_window slots, its cold tier as its own layout). */
 typedef struct vkattn_kv_append_params {
   uint32_t batch, tokens, num_kv_heads, head_dim;
   vkattn_kv_layout layout;

@@ -62,6 +62,9 @@ static void tiered(vkattn_context ctx, vkattn_recorder rec) {
   ap.tokens = W;
   ap.kv_capacity = W;
   append_rows(ctx, rec, ap, t.hot_k, t.hot_v, hot_k_rows, hot_v_rows, HOT_FROM);
+  ap.layout = VKATTN_KV_TIERED; /* one call per tier */
+  vkattn_kv_append_tensors whole = {.k = t.k, .v = t.v, .cache_k = t.k, .cache_v = t.v};
+  CHECK_FAILS(vkattn_kv_append(rec, &ap, &whole), VKATTN_INVALID_ARGUMENT, "for kv_append (one call per tier");
 
   const uint32_t kv_len = LEN;
   vkattn_text_params p = {.batch = 1, .num_heads = 4, .num_kv_heads = HKV, .head_dim = D, .causal = 1,
