@@ -146,7 +146,8 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--page-size", s.page_size, "Command-line case: keys per page (paged)");
   cmd->add_option("--window", s.window, "Command-line case: sliding window (0: none)");
   cmd->add_option("--q-dtype", s.q_dtype, "Command-line case: f32 | f16 | bf16 (default f16)");
-  cmd->add_option("--kv-dtype", s.kv_dtype, "Command-line case: f32 | f16 | bf16 (default: --q-dtype)");
+  cmd->add_option("--kv-dtype", s.kv_dtype,
+                  "Command-line case: f32 | f16 | bf16 | i8 | i4 (i8/i4 filled by kv_append; default: --q-dtype)");
   cmd->add_option("--out-dtype", s.out_dtype, "Command-line case: f32 | f16 | bf16 (default: --q-dtype)");
   cmd->add_flag("--causal,!--no-causal", s.causal, "Command-line case: causal mask (default on)");
   cmd->add_option("--softcap", s.softcap, "Command-line case: logit softcap (0: none)");

@@ -185,11 +185,12 @@ class CaseBuilder {
     return has(key) ? raw_.fields[key].get<std::string>() : fallback;
   }
   double number(const char* key, double fallback) const { return has(key) ? raw_.fields[key].get<double>() : fallback; }
-  DType dtype(const char* key, const std::string& fallback) const {
+  DType dtype(const char* key, const std::string& fallback, bool quantized_too = false) const {
     const std::string v = text(key, fallback);
-    for (DType t : {DType::f32, DType::f16, DType::bf16})
-      if (v == to_string(t)) return t;
-    r_.fail(raw_.where + "." + key, fmt::format("expected f32, f16 or bf16, got \"{}\"", v));
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i4})
+      if (v == to_string(t) && (quantized_too || (t != DType::i8 && t != DType::i4))) return t;
+    r_.fail(raw_.where + "." + key,
+            fmt::format("expected f32, f16{}, got \"{}\"", quantized_too ? ", bf16, i8 or i4" : " or bf16", v));
   }
 
   std::string build_text(TextCase& c) {
@@ -213,7 +214,10 @@ class CaseBuilder {
     c.params.softcap = static_cast<float>(number("softcap", 0.0));
     if (has("scale")) c.params.scale = static_cast<float>(number("scale", 0.0));
     c.q = dtype("q_dtype", "f16");
-    c.kv = dtype("kv_dtype", std::string(to_string(c.q)));
+    c.kv = dtype("kv_dtype", std::string(to_string(c.q)), true);
+    const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
+    if (quantized && c.q == DType::bf16)
+      r_.fail(raw_.where + ".q_dtype", fmt::format("expected f32 or f16 with kv_dtype {}, got bf16", to_string(c.kv)));
     c.out = dtype("out_dtype", std::string(to_string(c.q)));
     c.recorded_at = u32("recorded_at", 0);
     if (c.recorded_at && (c.recorded_at < seq_len || c.recorded_at > kv_len))

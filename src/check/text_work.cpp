@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "vkattn/kvcache.hpp"
+
 namespace vkattn::check {
 
 TextWork text_work(const TextAttentionParams& p, DType q, DType kv, DType out) {
@@ -23,7 +25,8 @@ TextWork text_work(const TextAttentionParams& p, DType q, DType kv, DType out) {
     }
   }
   const double q_elems = double(p.batch) * p.seq_len * p.num_heads * p.head_dim;
-  const double kv_bytes_per_key = 2.0 * p.num_kv_heads * p.head_dim * dtype_bits(kv) / 8;
+  // K and V of one position, with the f16 scales of quantized caches.
+  const double kv_bytes_per_key = double(kv_bytes_per_token(kv, p.num_kv_heads, p.head_dim, p.kv_quant_group));
   return {visible * kv_bytes_per_key + q_elems * (dtype_bits(q) + dtype_bits(out)) / 8,
           4.0 * p.num_heads * p.head_dim * pairs};
 }
