@@ -166,7 +166,8 @@ TEST_F(BenchCli, CommandLineShape) {
   EXPECT_THAT(both.output, HasSubstr("expected --suite or a command-line shape (--heads ...), got both"));
   const Result layout = run("bench --heads 4 --head-dim 64 --layout tiled");
   EXPECT_EQ(layout.status, 2);
-  EXPECT_THAT(layout.output, HasSubstr("command line: cases[0].layout: expected contiguous, ring or paged, got \"tiled\""));
+  EXPECT_THAT(layout.output, HasSubstr("command line: cases[0].layout: expected contiguous, ring, paged or tiered, got "
+                                       "\"tiled\""));
 }
 
 TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
@@ -197,15 +198,18 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
 // Quantized K/V are filled through kv_append, timed, checked over the values
 // the kernel reads, and counted with their scales: per key, K and V of 2 KV
 // heads x D64 are 512 bytes in f16, 2 x 2 x (64 + 2) = 264 in int8, 2 x 2 x (32 + 2) = 136 in int4.
+// Tiered caches too: the last 16 keys of each sequence from the f16 hot ring.
 TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
   const std::string file = write("quant.json", R"({"suite": "quant", "defaults": {"heads": 4, "kv_heads": 2,
     "head_dim": 64, "batch": 2, "kv_len": 70, "q_dtype": "f16"},
     "grids": [{"axes": {"kv_dtype": ["f16", "i8", "i4"],
-                        "layout": [{"layout": "contiguous"}, {"layout": "paged", "page_size": 16}]}}]})");
+                        "layout": [{"layout": "contiguous"}, {"layout": "paged", "page_size": 16}]}}],
+    "cases": [{"layout": "tiered", "hot_window": 16, "kv_dtype": "i8"},
+              {"layout": "tiered", "hot_window": 16, "cold_layout": "contiguous", "kv_dtype": "f16"}]})");
   const Result r = run("bench --suite " + file + " --runs 2 --json");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
-  ASSERT_EQ(rows.size(), 7u) << r.output;
+  ASSERT_EQ(rows.size(), 9u) << r.output;
   const double q_and_out = 2.0 * 2 * 4 * 64 * 2;  // Q and O, f16
   const double per_key[] = {512, 264, 136};
   for (int i = 0; i < 6; ++i) {
@@ -216,6 +220,15 @@ TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
   }
   EXPECT_EQ(rows[2]["case"], "decode B2 S1 H4/2 D64 L70 contiguous f16/i8");
   EXPECT_EQ(rows[5]["case"], "decode B2 S1 H4/2 D64 L70 paged ps16 f16/i4");
+  EXPECT_EQ(rows[6]["case"], "decode B2 S1 H4/2 D64 L70 tiered hot16 cold paged ps16 f16/i8");
+  EXPECT_EQ(rows[7]["case"], "decode B2 S1 H4/2 D64 L70 tiered hot16 cold contiguous f16/f16");
+  for (int i : {6, 7}) {
+    EXPECT_EQ(rows[i]["status"], "ok") << rows[i];
+    EXPECT_EQ(rows[i]["parity"], "pass") << rows[i];
+    EXPECT_EQ(rows[i]["hot_window"], 16) << rows[i];
+    EXPECT_DOUBLE_EQ(rows[i]["bytes"].get<double>(), 2 * (16 * 512 + 54 * per_key[i == 6 ? 1 : 0]) + q_and_out)
+        << rows[i];
+  }
   // The command line takes them too; bf16 Q with quantized K/V is refused by name.
   const Result cli = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 40 --kv-dtype i4 --layout paged --runs 1");
   ASSERT_EQ(cli.status, 0) << cli.output;

@@ -52,6 +52,7 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
 
 // Seeds of the bench pattern (check/bench_probes.hpp) per input tensor.
 constexpr uint32_t kBenchSeedQ = 1, kBenchSeedK = 2, kBenchSeedV = 3;
+constexpr uint32_t kBenchSeedHotK = 4, kBenchSeedHotV = 5;  // a tiered cache's hot ring
 // Fills one call's Q, K and V with the bench pattern under their seeds.
 inline void record_fill_inputs(Recorder& rec, const Tensor& q, const Tensor& k, const Tensor& v) {
   record_fill(rec, q, kBenchSeedQ);

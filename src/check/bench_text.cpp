@@ -17,6 +17,7 @@
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "shaders/kv_quant_interface.h"
+#include "shaders/text_kv_tier.h"
 #include "vkattn/error.hpp"
 #include "vkattn/kvcache.hpp"
 #include "vkattn/plan.hpp"
@@ -38,19 +39,21 @@ constexpr double kMemoryShare = 0.9;
 constexpr double kGiB = double(1ull << 30);
 
 uint64_t kv_rows(const TextAttentionParams& p) {
-  return p.layout == KvLayout::paged ? uint64_t(p.num_pages) * p.kv_capacity : uint64_t(p.batch) * p.kv_capacity;
+  return p.slot_layout() == KvLayout::paged ? uint64_t(p.num_pages) * p.kv_capacity
+                                            : uint64_t(p.batch) * p.kv_capacity;
 }
 
 double tensor_bytes(uint64_t elements, DType t) { return double(elements) * dtype_bits(t) / 8; }
 
-// Storage row of position `pos` of sequence b (data contract, docs/data-contract.md).
+// Storage row of position `pos` of sequence b (data contract, docs/data-contract.md;
+// a tiered cache's cold tier).
 uint64_t storage_row(const TextAttentionParams& p, const std::vector<uint32_t>& table, uint32_t b, uint32_t pos) {
-  switch (p.layout) {
+  switch (p.slot_layout()) {
     case KvLayout::contiguous: return uint64_t(b) * p.kv_capacity + pos;
     case KvLayout::ring: return uint64_t(b) * p.kv_capacity + pos % p.kv_capacity;
     case KvLayout::paged:
       return uint64_t(table[uint64_t(b) * p.max_pages + pos / p.kv_capacity]) * p.kv_capacity + pos % p.kv_capacity;
-    case KvLayout::tiered:  // not a bench layout
+    case KvLayout::tiered:  // not a slot layout
       break;
   }
   return 0;
@@ -127,7 +130,18 @@ void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, co
           q[sub] = pattern_value(kBenchSeedQ, static_cast<uint32_t>(full));
           mine[sub] = got[full];
         }
+    const bool tiered = p.layout == KvLayout::tiered;
+    const uint32_t hot_from = tiered ? text::text_tier_hot_from(len, p.hot_window) : len;
     for (uint32_t pos = start; pos < start + len; ++pos) {
+      if (pos - start >= hot_from) {  // tiered: a key of the f16 hot ring
+        const uint64_t hot =
+            ((uint64_t(k.b) * p.hot_window + text::text_tier_hot_slot(pos, p.hot_window)) * p.num_kv_heads + k.kvh) * D;
+        for (uint32_t d = 0; d < D; ++d) {
+          keys[uint64_t(pos) * D + d] = pattern_value(kBenchSeedHotK, static_cast<uint32_t>(hot + d));
+          values[uint64_t(pos) * D + d] = pattern_value(kBenchSeedHotV, static_cast<uint32_t>(hot + d));
+        }
+        continue;
+      }
       const uint64_t row = storage_row(p, table, k.b, pos) * p.num_kv_heads + k.kvh, base = row * D;
       if (quantized) {
         const std::vector<float> kr = dequantized(quantized->k_words, quantized->k_scales, row);
@@ -187,8 +201,8 @@ std::vector<uint32_t> page_table(const TextCase& c) {
 bool quantized_kv(DType t) { return t == DType::i8 || t == DType::i4; }
 
 Shape kv_storage_shape(const TextAttentionParams& p) {
-  return p.layout == KvLayout::paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
-                                     : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
+  return p.slot_layout() == KvLayout::paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
+                                            : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
 }
 
 // Quantized K/V (i8/i4) cannot take the pattern directly: it is written in f16
@@ -290,11 +304,15 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
       s.k_scale = ctx.tensor(DType::f16, scale_shape);
       s.v_scale = ctx.tensor(DType::f16, scale_shape);
     }
+    if (p.layout == KvLayout::tiered) {
+      s.hot_k = ctx.tensor(DType::f16, {p.batch, p.hot_window, p.num_kv_heads, p.head_dim});
+      s.hot_v = ctx.tensor(DType::f16, {p.batch, p.hot_window, p.num_kv_heads, p.head_dim});
+    }
     return s;
   };
   TextAttentionTensors t = new_set();
   std::vector<uint32_t> table;
-  if (p.layout == KvLayout::paged) {
+  if (p.slot_layout() == KvLayout::paged) {
     table = page_table(c);
     t.page_table = ctx.tensor(DType::u32, {p.batch, p.max_pages});
     ctx.upload(t.page_table, table);
@@ -312,6 +330,14 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   } else {
     Recorder fill(ctx);
     for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
+    fill.run();
+  }
+  if (p.layout == KvLayout::tiered) {  // the hot ring: a pattern of its own, so parity sees which tier a key came from
+    Recorder fill(ctx);
+    for (const auto& set : sets) {
+      record_fill(fill, set.hot_k, kBenchSeedHotK);
+      record_fill(fill, set.hot_v, kBenchSeedHotV);
+    }
     fill.run();
   }
   // A recording made at a shorter length: host hints of recorded_at keys, the
