@@ -352,7 +352,10 @@ TEST_F(KvAppendErrors, TenThousandAppendDecodeStepsOnATieredInt8Cache) {
   t.start_pos = piece(kQPos, DType::u32, {1});
   Recorder rec(ctx());
   kv_append(rec, ap, at);
-  const TextCallInfo info = text_attention(rec, p, t);
+  PlanOptions one_split;  // lengths from the GPU size splits for the whole cold tier; 64 keys need one
+  one_split.splits = 1;
+  const TextCallInfo info = text_attention(rec, p, t, one_split);
+  ASSERT_EQ(info.splits, 1u) << info.variant;
 
   // The oracle sees the visible positions shifted down by a multiple of the
   // hot window (hot slots unchanged; masks depend on differences only) in a
