@@ -263,8 +263,8 @@ TEST_F(BenchCli, DecodeQuantSuiteFitsTheH200) {
   const Result r = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
                        " --suite decode-quant");
   const auto rows = json_lines(r.output);
-  ASSERT_EQ(rows.size(), 3u * 3 * 2 + 1) << r.output;
-  EXPECT_EQ(rows.back()["ok"], 18) << rows.back();
+  ASSERT_EQ(rows.size(), 3u * 3 * 3 + 1) << r.output;
+  EXPECT_EQ(rows.back()["ok"], 27) << rows.back();
 }
 
 }  // namespace
