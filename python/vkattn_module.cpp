@@ -97,6 +97,13 @@ class ArrayContext {
 
   Tensor output(DType dtype, const Shape& shape) { return ctx_.tensor(dtype, shape); }
 
+  // The u32 words of a packed i8/i4 tensor [.., D] as an array [.., words] (upload_packed's input).
+  py::array download_packed(const Tensor& t) {
+    Shape words = t.shape();
+    words.back() = (words.back() * dtype_bits(t.dtype()) + 31) / 32;
+    return download(Tensor(t.allocation(), t.buffer(), t.offset(), t.bytes(), DType::u32, words));
+  }
+
   py::array download(const Tensor& t) {
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
     py::array out(numpy_dtype(t.dtype()), shape);
@@ -155,6 +162,30 @@ DType out_dtype_or(const std::optional<std::string>& name, DType fallback) {
   return name ? dtype_from_string(*name) : fallback;
 }
 
+// The cache's layout of a text or kv_append call: `cache` is the K tensor's
+// shape, [B, C, Hkv, D] or the paged pool [P, page_size, Hkv, D] (the cold
+// tier's, under a tiered layout's hot ring hot_k/hot_v [B, hot_window, Hkv, D]).
+template <class Params, class Tensors>
+void set_cache_layout(ArrayContext& self, Params& p, Tensors& t, const Shape& cache, const std::string& layout,
+                      const std::string& cold_layout, const std::optional<py::array>& hot_k,
+                      const std::optional<py::array>& hot_v, const std::optional<py::array>& page_table) {
+  p.layout = kv_layout_from_string(layout);
+  if (p.layout == KvLayout::tiered) {
+    if (!hot_k || !hot_v) bad("hot_k: expected float16 [B, hot_window, Hkv, D] arrays for the tiered layout, got None");
+    t.hot_k = self.upload(*hot_k, "hot_k", 4);
+    t.hot_v = self.upload(*hot_v, "hot_v", 4);
+    p.hot_window = static_cast<uint32_t>(t.hot_k.shape()[1]);
+    p.cold_layout = kv_layout_from_string(cold_layout);
+  }
+  p.kv_capacity = static_cast<uint32_t>(cache[1]);
+  if (p.slot_layout() == KvLayout::paged) {
+    if (!page_table) bad("page_table: expected a [B, max_pages] uint32 array for the paged layout, got None");
+    t.page_table = self.upload(*page_table, "page_table", 2);
+    p.num_pages = static_cast<uint32_t>(cache[0]);
+    p.max_pages = static_cast<uint32_t>(t.page_table.shape()[1]);
+  }
+}
+
 // Quantizes a float cache [N, C, Hkv, D] into doppler's int8/int4 format on
 // the GPU (kv_append): (u32 words [N, C, Hkv, packed_stride], float16 scales
 // [N, C, Hkv] or [N, C, Hkv, ceil(D/32)]).
@@ -165,7 +196,7 @@ py::tuple quantize_kv(ArrayContext& self, const py::array& x, const std::string&
   t.k = self.upload(x, "x", 4);
   const Shape s = t.k.shape();
   const uint64_t slots = s[0] * s[1];
-  const uint32_t d = static_cast<uint32_t>(s[3]), lanes = 32 / dtype_bits(dt);
+  const uint32_t d = static_cast<uint32_t>(s[3]);
   KvAppendParams p;  // every slot a token of one contiguous sequence
   p.tokens = static_cast<uint32_t>(slots);
   p.num_kv_heads = static_cast<uint32_t>(s[2]);
@@ -181,14 +212,59 @@ py::tuple quantize_kv(ArrayContext& self, const py::array& x, const std::string&
   t.cache_v = self.output(dt, rows);
   t.k_scale = self.output(DType::f16, scales);
   t.v_scale = self.output(DType::f16, scales);
-  self.run([&](Recorder& rec) { kv_append(rec, p, t); });
-  Shape words_shape = s;
-  words_shape.back() = (d + lanes - 1) / lanes;
+  self.run([&](Recorder& rec) { vkattn::kv_append(rec, p, t); });
   Shape scale_shape(s.begin(), s.end() - 1);
   if (quant_group) scale_shape.push_back(scales.back());
-  const Tensor& c = t.cache_k;  // the packed codes, read back as their u32 words
-  py::array words = self.download(Tensor(c.allocation(), c.buffer(), c.offset(), c.bytes(), DType::u32, words_shape));
-  return py::make_tuple(words, self.download(t.k_scale.reshaped(scale_shape)));
+  return py::make_tuple(self.download_packed(t.cache_k.reshaped(s)), self.download(t.k_scale.reshaped(scale_shape)));
+}
+
+// Writes new rows k, v [B, T, Hkv, D] into a cache at `positions` on the GPU
+// (vkattn::kv_append) and returns the cache's arrays after the write: a dict
+// of cache_k, cache_v, and k_scale, v_scale (kv_dtype 'i8'/'i4': words and
+// float16 scales as quantize_kv returns) and hot_k, hot_v (layout 'tiered').
+py::dict kv_append(ArrayContext& self, const py::array& k, const py::array& v, const py::array& cache_k,
+                   const py::array& cache_v, const PerSequence& positions, const std::string& layout,
+                   std::optional<py::array> page_table, std::optional<py::array> k_scale,
+                   std::optional<py::array> v_scale, std::optional<std::string> kv_dtype, uint32_t quant_group,
+                   std::optional<py::array> hot_k, std::optional<py::array> hot_v, const std::string& cold_layout) {
+  KvAppendTensors t;
+  KvAppendParams p;
+  t.k = self.upload(k, "k", 4);
+  t.v = self.upload(v, "v", 4);
+  if (kv_dtype) {
+    const DType dt = dtype_from_string(*kv_dtype);
+    if (!k_scale || !v_scale) bad("k_scale: expected float16 scale arrays with kv_dtype, got None");
+    t.cache_k = self.upload_packed(cache_k, "cache_k", dt);
+    t.cache_v = self.upload_packed(cache_v, "cache_v", dt);
+    t.k_scale = self.upload(*k_scale, "k_scale", static_cast<size_t>(k_scale->ndim()));
+    t.v_scale = self.upload(*v_scale, "v_scale", static_cast<size_t>(v_scale->ndim()));
+    p.quant_group = quant_group;
+  } else {
+    t.cache_k = self.upload(cache_k, "cache_k", 4);
+    t.cache_v = self.upload(cache_v, "cache_v", 4);
+  }
+  const Shape& rows = t.k.shape();
+  const Shape& cache = t.cache_k.shape();
+  p.batch = static_cast<uint32_t>(rows[0]);
+  p.tokens = static_cast<uint32_t>(rows[1]);
+  p.num_kv_heads = static_cast<uint32_t>(rows[2]);
+  p.head_dim = static_cast<uint32_t>(rows[3]);
+  set_cache_layout(self, p, t, cache, layout, cold_layout, hot_k, hot_v, page_table);
+  p.positions = per_sequence(positions, {0});
+  self.run([&](Recorder& rec) { vkattn::kv_append(rec, p, t); });
+  py::dict out;
+  const bool packed = t.cache_k.dtype() == DType::i8 || t.cache_k.dtype() == DType::i4;
+  out["cache_k"] = packed ? self.download_packed(t.cache_k) : self.download(t.cache_k);
+  out["cache_v"] = packed ? self.download_packed(t.cache_v) : self.download(t.cache_v);
+  if (packed) {
+    out["k_scale"] = self.download(t.k_scale);
+    out["v_scale"] = self.download(t.v_scale);
+  }
+  if (p.layout == KvLayout::tiered) {
+    out["hot_k"] = self.download(t.hot_k);
+    out["hot_v"] = self.download(t.hot_v);
+  }
+  return out;
 }
 
 py::array text_attention(ArrayContext& self, const py::array& q, const py::array& k, const py::array& v, bool causal,
@@ -223,23 +299,7 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
   p.window = window;
   p.softcap = softcap;
   p.scale = scale;
-  p.layout = kv_layout_from_string(layout);
-  if (p.layout == KvLayout::tiered) {
-    // The hot ring [B, hot_window, Hkv, D] over the cold tier k, v.
-    if (!hot_k || !hot_v) bad("hot_k: expected float16 [B, hot_window, Hkv, D] arrays for the tiered layout, got None");
-    t.hot_k = self.upload(*hot_k, "hot_k", 4);
-    t.hot_v = self.upload(*hot_v, "hot_v", 4);
-    p.hot_window = static_cast<uint32_t>(t.hot_k.shape()[1]);
-    p.cold_layout = kv_layout_from_string(cold_layout);
-  }
-  // k is [B, C, Hkv, D], or the paged pool [P, page_size, Hkv, D].
-  p.kv_capacity = static_cast<uint32_t>(ks[1]);
-  if (p.slot_layout() == KvLayout::paged) {
-    if (!page_table) bad("page_table: expected a [B, max_pages] uint32 array for the paged layout, got None");
-    t.page_table = self.upload(*page_table, "page_table", 2);
-    p.num_pages = static_cast<uint32_t>(ks[0]);
-    p.max_pages = static_cast<uint32_t>(t.page_table.shape()[1]);
-  }
+  set_cache_layout(self, p, t, ks, layout, cold_layout, hot_k, hot_v, page_table);
   p.kv_start = per_sequence(kv_start, {0});
   // Defaults as `vkattn run text`: every key after kv_start; the queries are the last S positions.
   const uint32_t slots = p.slot_layout() == KvLayout::paged ? p.max_pages * p.kv_capacity : p.kv_capacity;
@@ -527,6 +587,13 @@ PYBIND11_MODULE(vkattn, m) {
       .def("quantize_kv", &quantize_kv, "x"_a, py::kw_only(), "dtype"_a = "i8", "quant_group"_a = 0,
            "A float cache [N, C, Hkv, D] quantized on the GPU: (uint32 words [N, C, Hkv, packed_stride], "
            "float16 scales [N, C, Hkv] or [N, C, Hkv, ceil(D/32)] with quant_group=32)")
+      .def("kv_append", &kv_append, "k"_a, "v"_a, "cache_k"_a, "cache_v"_a, py::kw_only(), "positions"_a,
+           "layout"_a = "contiguous", "page_table"_a = py::none(), "k_scale"_a = py::none(), "v_scale"_a = py::none(),
+           "kv_dtype"_a = py::none(), "quant_group"_a = 0, "hot_k"_a = py::none(), "hot_v"_a = py::none(),
+           "cold_layout"_a = "contiguous",
+           "Writes new rows k, v [B, T, Hkv, D] into a cache on the GPU, token t of sequence b at positions[b] + t "
+           "(converted, quantized with kv_dtype 'i8'/'i4'); returns the cache after the write as a dict of "
+           "cache_k, cache_v (and k_scale, v_scale; hot_k, hot_v for layout='tiered')")
       .def("vision_attention", &vision_attention, "q"_a, "k"_a, "v"_a, py::kw_only(), "scale"_a = py::none(),
            "layout"_a = "phd", "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false,
            "Bidirectional attention over patches: q, k, v [P, H, D] (or [H, P, D] with layout='hpd')")

@@ -186,8 +186,9 @@ typedef struct vkattn_text_tensors {
 
 /* See vkattn::KvAppendParams: T new tokens for each of B sequences, token t of
  * sequence b at positions[b] + t (positions_count 1 or batch). layout:
- * contiguous, ring or paged; a tiered cache takes one call per tier (its hot
- * ring as VKATTN_KV_RING of hot_window slots, its cold tier as its own layout). */
+ * contiguous, ring, paged or tiered; a tiered write is one call that stores
+ * each token in its cold slot (cold_layout, the cache's dtype) and in hot slot
+ * position % hot_window of the f16 ring hot_k/hot_v. */
 typedef struct vkattn_kv_append_params {
   uint32_t batch, tokens, num_kv_heads, head_dim;
   vkattn_kv_layout layout;
@@ -197,14 +198,20 @@ typedef struct vkattn_kv_append_params {
   /* Paged with host positions, optional: every page written must be allocated
    * to its sequence here (a freed page is an error). */
   vkattn_page_allocator pages;
+  /* VKATTN_KV_TIERED: the hot ring's slots and the cold tier's layout
+   * (contiguous or paged; kv_capacity, num_pages and max_pages describe it). */
+  uint32_t hot_window;
+  vkattn_kv_layout cold_layout;
 } vkattn_kv_append_params;
 /* Every field at vkattn::KvAppendParams's default. Start from it: fields added
  * later (the struct grows at its end) then keep their defaults. */
 VKATTN_API vkattn_kv_append_params vkattn_kv_append_params_default(void);
 /* k, v [B, T, Hkv, D]; cache_k/cache_v f32|f16|bf16|i8|i4; k_scale/v_scale for
- * i8/i4 caches; page_table for paged ones; positions (u32 [B]) optional. */
+ * i8/i4 caches; page_table for paged ones (or a paged cold tier); positions
+ * (u32 [B]) optional; hot_k/hot_v f16 [B, hot_window, Hkv, D] for tiered. */
 typedef struct vkattn_kv_append_tensors {
   vkattn_tensor k, v, cache_k, cache_v, k_scale, v_scale, page_table, positions;
+  vkattn_tensor hot_k, hot_v;
 } vkattn_kv_append_tensors;
 
 typedef struct vkattn_vision_params {

@@ -132,6 +132,45 @@ class Module(unittest.TestCase):
             self.ctx.text_attention(q, cold_k, cold_v, layout="tiered", hot_k=hot_k, hot_v=hot_v, kv_len=30,
                                     cold_layout="ring")
 
+    def test_kv_append(self):
+        """kv_append writes rows into a float16 cache, a tiered cache over a
+        paged cold tier (both tiers), and an int8 cache (the words and scales
+        quantize_kv gives for the same rows)."""
+        rows_k, rows_v = self.randn(2, 3, 2, 32, scale=2.0), self.randn(2, 3, 2, 32)
+        cache_k, cache_v = (np.zeros((2, 16, 2, 32), np.float16) for _ in range(2))
+        out = self.ctx.kv_append(rows_k, rows_v, cache_k, cache_v, positions=[4, 9])
+        for b, pos in enumerate((4, 9)):
+            np.testing.assert_array_equal(out["cache_k"][b, pos:pos + 3], rows_k[b].astype(np.float16))
+            np.testing.assert_array_equal(out["cache_v"][b, pos:pos + 3], rows_v[b].astype(np.float16))
+        self.assertEqual(np.count_nonzero(out["cache_k"][0, :4]), 0)
+
+        # Tiered: cold pool of 6 pages of 4 slots, sequence b on pages 3b..3b+2; a hot ring of 4.
+        pool_k, pool_v = (np.zeros((6, 4, 2, 32), np.float16) for _ in range(2))
+        hot_k, hot_v = (np.zeros((2, 4, 2, 32), np.float16) for _ in range(2))
+        table = np.array([[0, 1, 2], [3, 4, 5]], np.uint32)
+        out = self.ctx.kv_append(rows_k, rows_v, pool_k, pool_v, positions=5, layout="tiered", cold_layout="paged",
+                                 page_table=table, hot_k=hot_k, hot_v=hot_v)
+        for b in range(2):
+            for t in range(3):
+                pos = 5 + t
+                want = rows_k[b, t].astype(np.float16)
+                np.testing.assert_array_equal(out["cache_k"][table[b, pos // 4], pos % 4], want)
+                np.testing.assert_array_equal(out["hot_k"][b, pos % 4], want)
+        with self.assertRaisesRegex(ValueError, "hot_k: expected float16"):
+            self.ctx.kv_append(rows_k, rows_v, pool_k, pool_v, positions=5, layout="tiered", cold_layout="paged",
+                               page_table=table)
+
+        # int8: the rows land as quantize_kv packs them, the other slots keep their words.
+        words, scales = self.ctx.quantize_kv(np.zeros((2, 16, 2, 32), np.float32), dtype="i8")
+        out = self.ctx.kv_append(rows_k, rows_v, words, words, positions=2, kv_dtype="i8", k_scale=scales,
+                                 v_scale=scales)
+        want_words, want_scales = self.ctx.quantize_kv(rows_k, dtype="i8")
+        np.testing.assert_array_equal(out["cache_k"][:, 2:5], want_words)
+        np.testing.assert_array_equal(out["k_scale"][:, 2:5], want_scales)
+        np.testing.assert_array_equal(out["cache_k"][:, :2], words[:, :2])
+        with self.assertRaisesRegex(ValueError, "positions"):
+            self.ctx.kv_append(rows_k, rows_v, cache_k, cache_v, positions=14)
+
     def test_bdpa_build_and_attention(self):
         """A BDPA cache built on the GPU from rows that are a token's embedding
         plus a smaller part of their own, read with RoPE over 24 of 32

@@ -55,6 +55,8 @@ vkattn_status vkattn_kv_append(vkattn_recorder rec, const vkattn_kv_append_param
     t.v_scale = tensor_of(tensors->v_scale);
     t.page_table = tensor_of(tensors->page_table);
     t.positions = tensor_of(tensors->positions);
+    t.hot_k = tensor_of(tensors->hot_k);
+    t.hot_v = tensor_of(tensors->hot_v);
     kv_append(*rec->recorder, capi::kv_append_params_of(*params), t);
   });
 }
@@ -71,6 +73,8 @@ vkattn_kv_append_params vkattn_kv_append_params_default(void) {
   c.num_pages = d.num_pages;
   c.max_pages = d.max_pages;
   c.quant_group = d.quant_group;
+  c.hot_window = d.hot_window;
+  c.cold_layout = static_cast<vkattn_kv_layout>(d.cold_layout);
   return c;  // positions NULL: {0}, as the default; pages NULL
 }
 

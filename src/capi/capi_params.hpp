@@ -70,18 +70,14 @@ inline KvAppendParams kv_append_params_of(const vkattn_kv_append_params& c) {
   p.num_kv_heads = c.num_kv_heads;
   p.head_dim = c.head_dim;
   p.layout = kv_layout_of(c.layout, "layout");
-  // kv_append addresses one tier per call (the hot ring as a ring, the cold
-  // tier as its own layout); the tiered layout itself it does not bound.
-  if (p.layout == KvLayout::tiered)
-    throw Error(ErrorKind::invalid_argument,
-                "layout: expected 0 (contiguous), 1 (ring) or 2 (paged) for kv_append (one call per tier of a tiered "
-                "cache), got 3 (tiered)");
   p.kv_capacity = c.kv_capacity;
   p.num_pages = c.num_pages;
   p.max_pages = c.max_pages;
   p.quant_group = c.quant_group;
   p.positions = per_sequence(c.positions, c.positions_count, "positions");
   p.pages = c.pages ? &c.pages->allocator : nullptr;
+  p.hot_window = c.hot_window;
+  p.cold_layout = kv_layout_of(c.cold_layout, "cold_layout");
   return p;
 }
 

@@ -28,93 +28,141 @@ static void append_rows(vkattn_context ctx, vkattn_recorder rec, vkattn_kv_appen
   vkattn_tensor_destroy(v);
 }
 
+/* The host copy of a tiered cache and the text call that reads it. */
+typedef struct tiered_cache {
+  vkattn_text_params p;
+  vkattn_text_tensors t;
+  float *cold_k, *cold_v, *hot_k, *hot_v; /* hot rows in slot order */
+} tiered_cache;
+
+/* Checks a causal chunk of s queries ending at the last of kv_len keys against the oracle. */
+static void check_tiered_chunk(vkattn_context ctx, vkattn_recorder rec, tiered_cache* c, uint32_t s, uint32_t kv_len) {
+  const uint32_t D = c->p.head_dim;
+  uint32_t start_pos = kv_len - s;
+  c->p.kv_len = &kv_len;
+  c->p.start_pos = &start_pos;
+  c->p.seq_len = s;
+  const uint64_t q_shape[4] = {1, s, 4, D};
+  float* q = random_floats((size_t)s * 4 * D, 2.0f);
+  c->t.q = tensor_with(ctx, q_shape, 4, q, (size_t)s * 4 * D);
+  c->t.out = tensor_with(ctx, q_shape, 4, NULL, 0);
+  vkattn_call_info info;
+  CHECK_OK(vkattn_text_attention(rec, &c->p, &c->t, NULL, &info));
+  CHECK_OK(vkattn_recorder_run(rec));
+  CHECK_OK(vkattn_recorder_reset(rec));
+  float* got = download(ctx, c->t.out);
+  char what[32];
+  snprintf(what, sizeof what, "tiered S=%u L=%u", s, kv_len);
+  check_error_within(what, c_oracle_text_error(&c->p, q, c->cold_k, c->cold_v, c->hot_k, c->hot_v, got),
+                     c_oracle_tolerance(VKATTN_F32, VKATTN_F16, VKATTN_F32));
+  printf("%-12s variant %s\n", "", info.variant);
+  size_t length = 0;
+  CHECK_OK(vkattn_plan_text(ctx, &c->p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &length));
+  CHECK(length > 0, "tiered plan JSON length");
+  release((void*[]){q, got, NULL}, (vkattn_tensor[]){c->t.q, c->t.out, NULL});
+  c->p.kv_len = NULL;
+  c->p.start_pos = NULL;
+}
+
 /* 30 keys of one sequence: the first 22 from an f16 cold tier of 40 slots,
- * the last 8 from an f16 hot ring of 8 (position p in slot p % 8). The cold
- * tier holds other values at the hot positions than the ring does, so a
- * kernel that read the wrong tier would miss the oracle. A decode query at
- * position 29, then a causal prefill chunk at 26..29. */
+ * the last 8 from an f16 hot ring of 8 (position p in slot p % 8). The tiers
+ * are written one at a time, so the cold tier holds other values at the hot
+ * positions than the ring does and a kernel that read the wrong tier would
+ * miss the oracle. A decode query at position 29 and a causal prefill chunk
+ * at 26..29; then one tiered kv_append writes token 30 to both tiers (its
+ * cold slot and hot slot 30 % 8) and a decode reads it. */
 static void tiered(vkattn_context ctx, vkattn_recorder rec) {
   enum { HKV = 2, D = 32, C = 40, W = 8, LEN = 30, HOT_FROM = LEN - W };
   const size_t row = HKV * D, ncold = C * row, nhot = W * row;
-  float *cold_k = random_floats(ncold, 2.0f), *cold_v = random_floats(ncold, 1.0f);
-  float *hot_k = random_floats(nhot, 2.0f), *hot_v = random_floats(nhot, 1.0f); /* in slot order */
-  c_oracle_round_f16(cold_k, ncold), c_oracle_round_f16(cold_v, ncold);
-  c_oracle_round_f16(hot_k, nhot), c_oracle_round_f16(hot_v, nhot);
+  tiered_cache c = {.cold_k = random_floats(ncold, 2.0f), .cold_v = random_floats(ncold, 1.0f),
+                    .hot_k = random_floats(nhot, 2.0f), .hot_v = random_floats(nhot, 1.0f)};
+  c_oracle_round_f16(c.cold_k, ncold), c_oracle_round_f16(c.cold_v, ncold);
+  c_oracle_round_f16(c.hot_k, nhot), c_oracle_round_f16(c.hot_v, nhot);
   /* The ring's rows in position order (HOT_FROM + t in slot (HOT_FROM + t) % W), as kv_append takes them. */
   float *hot_k_rows = malloc(nhot * sizeof(float)), *hot_v_rows = malloc(nhot * sizeof(float));
   for (int t = 0; t < W; ++t) {
-    memcpy(hot_k_rows + t * row, hot_k + ((HOT_FROM + t) % W) * row, row * sizeof(float));
-    memcpy(hot_v_rows + t * row, hot_v + ((HOT_FROM + t) % W) * row, row * sizeof(float));
+    memcpy(hot_k_rows + t * row, c.hot_k + ((HOT_FROM + t) % W) * row, row * sizeof(float));
+    memcpy(hot_v_rows + t * row, c.hot_v + ((HOT_FROM + t) % W) * row, row * sizeof(float));
   }
   const uint64_t cold_shape[4] = {1, C, HKV, D}, hot_shape[4] = {1, W, HKV, D};
-  vkattn_text_tensors t = {0};
-  t.k = tensor_from(ctx, VKATTN_F16, cold_shape, 4, NULL, 0);
-  t.v = tensor_from(ctx, VKATTN_F16, cold_shape, 4, NULL, 0);
-  t.hot_k = tensor_from(ctx, VKATTN_F16, hot_shape, 4, NULL, 0);
-  t.hot_v = tensor_from(ctx, VKATTN_F16, hot_shape, 4, NULL, 0);
+  vkattn_text_tensors* t = &c.t;
+  t->k = tensor_from(ctx, VKATTN_F16, cold_shape, 4, NULL, 0);
+  t->v = tensor_from(ctx, VKATTN_F16, cold_shape, 4, NULL, 0);
+  t->hot_k = tensor_from(ctx, VKATTN_F16, hot_shape, 4, NULL, 0);
+  t->hot_v = tensor_from(ctx, VKATTN_F16, hot_shape, 4, NULL, 0);
   vkattn_kv_append_params ap = vkattn_kv_append_params_default();
   ap.num_kv_heads = HKV;
   ap.head_dim = D;
   ap.tokens = C;
   ap.kv_capacity = C;
-  append_rows(ctx, rec, ap, t.k, t.v, cold_k, cold_v, 0);
+  append_rows(ctx, rec, ap, t->k, t->v, c.cold_k, c.cold_v, 0);
   ap.layout = VKATTN_KV_RING;
   ap.tokens = W;
   ap.kv_capacity = W;
-  append_rows(ctx, rec, ap, t.hot_k, t.hot_v, hot_k_rows, hot_v_rows, HOT_FROM);
-  ap.layout = VKATTN_KV_TIERED; /* one call per tier */
-  vkattn_kv_append_tensors whole = {.k = t.k, .v = t.v, .cache_k = t.k, .cache_v = t.v};
-  CHECK_FAILS(vkattn_kv_append(rec, &ap, &whole), VKATTN_INVALID_ARGUMENT, "for kv_append (one call per tier");
+  append_rows(ctx, rec, ap, t->hot_k, t->hot_v, hot_k_rows, hot_v_rows, HOT_FROM);
 
-  const uint32_t kv_len = LEN;
-  vkattn_text_params p = {.batch = 1, .num_heads = 4, .num_kv_heads = HKV, .head_dim = D, .causal = 1,
-                          .layout = VKATTN_KV_TIERED, .kv_capacity = C, .kv_len = &kv_len, .kv_len_count = 1,
-                          .start_pos_count = 1, .hot_window = W, .cold_layout = VKATTN_KV_CONTIGUOUS};
-  const double tol = c_oracle_tolerance(VKATTN_F32, VKATTN_F16, VKATTN_F32);
-  uint32_t start_pos = 0;
-  p.start_pos = &start_pos;
-  for (uint32_t s = 1; s <= 4; s += 3) {
-    start_pos = LEN - s;
-    p.seq_len = s;
-    const uint64_t q_shape[4] = {1, s, 4, D};
-    float* q = random_floats((size_t)s * 4 * D, 2.0f);
-    t.q = tensor_with(ctx, q_shape, 4, q, (size_t)s * 4 * D);
-    t.out = tensor_with(ctx, q_shape, 4, NULL, 0);
-    vkattn_call_info info;
-    CHECK_OK(vkattn_text_attention(rec, &p, &t, NULL, &info));
+  c.p = (vkattn_text_params){.batch = 1, .num_heads = 4, .num_kv_heads = HKV, .head_dim = D, .causal = 1,
+                             .layout = VKATTN_KV_TIERED, .kv_capacity = C, .kv_len_count = 1,
+                             .start_pos_count = 1, .hot_window = W, .cold_layout = VKATTN_KV_CONTIGUOUS};
+  for (uint32_t s = 1; s <= 4; s += 3) check_tiered_chunk(ctx, rec, &c, s, LEN);
+
+  /* Token LEN through one tiered write: the host copy gets it in both tiers. */
+  {
+    float *k_tok = random_floats(row, 2.0f), *v_tok = random_floats(row, 1.0f);
+    c_oracle_round_f16(k_tok, row), c_oracle_round_f16(v_tok, row);
+    const uint64_t shape[4] = {1, 1, HKV, D};
+    vkattn_tensor k = tensor_with(ctx, shape, 4, k_tok, row), v = tensor_with(ctx, shape, 4, v_tok, row);
+    const uint32_t position = LEN;
+    vkattn_kv_append_params tp = vkattn_kv_append_params_default();
+    tp.num_kv_heads = HKV;
+    tp.head_dim = D;
+    tp.layout = VKATTN_KV_TIERED;
+    tp.kv_capacity = C;
+    tp.hot_window = W;
+    tp.cold_layout = VKATTN_KV_CONTIGUOUS;
+    tp.positions = &position;
+    tp.positions_count = 1;
+    vkattn_kv_append_tensors at = {.k = k, .v = v, .cache_k = t->k, .cache_v = t->v};
+    CHECK_FAILS(vkattn_kv_append(rec, &tp, &at), VKATTN_INVALID_ARGUMENT, "hot_k");
+    at.hot_k = t->hot_k;
+    at.hot_v = t->hot_v;
+    tp.hot_window = 0;
+    CHECK_FAILS(vkattn_kv_append(rec, &tp, &at), VKATTN_INVALID_ARGUMENT, "hot_window");
+    tp.hot_window = W;
+    CHECK_OK(vkattn_kv_append(rec, &tp, &at));
     CHECK_OK(vkattn_recorder_run(rec));
     CHECK_OK(vkattn_recorder_reset(rec));
-    float* got = download(ctx, t.out);
-    char what[32];
-    snprintf(what, sizeof what, "tiered S=%u", s);
-    check_error_within(what, c_oracle_text_error(&p, q, cold_k, cold_v, hot_k, hot_v, got), tol);
-    printf("%-12s variant %s\n", "", info.variant);
-    size_t length = 0;
-    CHECK_OK(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &length));
-    CHECK(length > 0, "tiered plan JSON length");
-    release((void*[]){q, got, NULL}, (vkattn_tensor[]){t.q, t.out, NULL});
+    memcpy(c.cold_k + LEN * row, k_tok, row * sizeof(float));
+    memcpy(c.cold_v + LEN * row, v_tok, row * sizeof(float));
+    memcpy(c.hot_k + (LEN % W) * row, k_tok, row * sizeof(float));
+    memcpy(c.hot_v + (LEN % W) * row, v_tok, row * sizeof(float));
+    check_tiered_chunk(ctx, rec, &c, 1, LEN + 1);
+    release((void*[]){k_tok, v_tok, NULL}, (vkattn_tensor[]){k, v, NULL});
   }
 
   /* Bad input: no hot ring slots; a layout past the enum; no hot ring tensors. */
-  p.hot_window = 0;
-  CHECK_FAILS(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &(size_t){0}),
+  vkattn_text_params* p = &c.p;
+  uint32_t kv_len = LEN, start_pos = LEN - 1;
+  p->kv_len = &kv_len;
+  p->start_pos = &start_pos;
+  p->seq_len = 1;
+  p->hot_window = 0;
+  CHECK_FAILS(vkattn_plan_text(ctx, p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &(size_t){0}),
               VKATTN_INVALID_ARGUMENT, "hot_window: expected >= 1");
-  p.hot_window = W;
-  p.cold_layout = (vkattn_kv_layout)7;
-  CHECK_FAILS(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &(size_t){0}),
+  p->hot_window = W;
+  p->cold_layout = (vkattn_kv_layout)7;
+  CHECK_FAILS(vkattn_plan_text(ctx, p, VKATTN_F32, VKATTN_F16, NULL, NULL, 0, &(size_t){0}),
               VKATTN_INVALID_ARGUMENT, "cold_layout: expected 0 (contiguous), 1 (ring), 2 (paged) or 3 (tiered), got 7");
-  p.cold_layout = VKATTN_KV_CONTIGUOUS;
-  start_pos = LEN - 1;
-  p.seq_len = 1;
+  p->cold_layout = VKATTN_KV_CONTIGUOUS;
   const uint64_t q_shape[4] = {1, 1, 4, D};
-  t.q = tensor_with(ctx, q_shape, 4, NULL, 0);
-  t.out = tensor_with(ctx, q_shape, 4, NULL, 0);
-  vkattn_tensor hot = t.hot_k;
-  t.hot_k = NULL;
-  CHECK_FAILS(vkattn_text_attention(rec, &p, &t, NULL, NULL), VKATTN_INVALID_ARGUMENT, "hot_k");
-  t.hot_k = hot;
-  release((void*[]){cold_k, cold_v, hot_k, hot_v, hot_k_rows, hot_v_rows, NULL},
-          (vkattn_tensor[]){t.k, t.v, t.hot_k, t.hot_v, t.q, t.out, NULL});
+  t->q = tensor_with(ctx, q_shape, 4, NULL, 0);
+  t->out = tensor_with(ctx, q_shape, 4, NULL, 0);
+  vkattn_tensor hot = t->hot_k;
+  t->hot_k = NULL;
+  CHECK_FAILS(vkattn_text_attention(rec, p, t, NULL, NULL), VKATTN_INVALID_ARGUMENT, "hot_k");
+  t->hot_k = hot;
+  release((void*[]){c.cold_k, c.cold_v, c.hot_k, c.hot_v, hot_k_rows, hot_v_rows, NULL},
+          (vkattn_tensor[]){t->k, t->v, t->hot_k, t->hot_v, t->q, t->out, NULL});
 }
 
 /* RoPE tables [positions, rotary_dim / 2] with theta 10000. */
