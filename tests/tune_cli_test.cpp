@@ -1,4 +1,4 @@
-// `vkattn tune` on a one-case suite (fast on lavapipe): it writes the tuning
+// `vkattn tune` on one-case suites (fast on lavapipe): it writes the tuning
 // cache, and `vkattn plan` then says that a tuned entry decided.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -57,6 +57,39 @@ TEST(TuneCli, WritesTheCacheAndThePlannerUsesIt) {
   EXPECT_EQ(stale.status, 0) << stale.output;
   EXPECT_THAT(stale.output, HasSubstr("ignored"));
   EXPECT_THAT(stale.output, ::testing::Not(HasSubstr("tuned:")));
+
+  if (before) setenv("VKATTN_TUNE_CACHE", saved.c_str(), 1);
+  else unsetenv("VKATTN_TUNE_CACHE");
+  std::filesystem::remove_all(dir);
+}
+
+// Vision cases are tuned too (their variants), into entries of family vision
+// that `vkattn plan vision` then follows.
+TEST(TuneCli, TunesVisionVariants) {
+  const auto dir = std::filesystem::temp_directory_path() / ("vkattn-tune-vision-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cache = (dir / "tune.json").string();
+  const std::string suite = (dir / "tiny.json").string();
+  std::ofstream(suite) << R"({"suite": "tiny", "cases": [{"family": "vision", "patches": 48, "heads": 2,
+                            "head_dim": 32, "dtype": "f32"}]})";
+  const char* before = std::getenv("VKATTN_TUNE_CACHE");
+  const std::string saved = before ? before : "";
+  setenv("VKATTN_TUNE_CACHE", cache.c_str(), 1);
+
+  Result tune = run("tune --suite " + suite + " --runs 2 --json", true);
+  ASSERT_EQ(tune.status, 0) << tune.output;
+  const auto line = nlohmann::json::parse(last_line(tune.output));
+  EXPECT_EQ(line.at("family"), "vision") << tune.output;
+  EXPECT_EQ(line.at("skipped"), "") << tune.output;
+  EXPECT_GE(line.at("tried").get<int>(), 3) << tune.output;
+  const std::string variant = line.at("variant");
+  EXPECT_THAT(variant, ::testing::StartsWith("vision_"));
+  const auto file = nlohmann::json::parse(std::ifstream(cache));
+  ASSERT_EQ(file.at("entries").size(), 1u);
+  EXPECT_EQ(file["entries"][0].at("family"), "vision");
+  Result plan = run("plan vision --patches 48 --heads 2 --head-dim 32 --dtype f32 --explain");
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("chosen: " + variant + " (tuned: "));
 
   if (before) setenv("VKATTN_TUNE_CACHE", saved.c_str(), 1);
   else unsetenv("VKATTN_TUNE_CACHE");
