@@ -20,14 +20,21 @@ namespace vkattn::check {
 
 namespace {
 
-// The configurations worth timing for a text case: every eligible variant as
-// the rules would size it, and around the rules' winner its split count halved
-// and doubled, each key step the kernels take and its rows per workgroup
-// halved and doubled.
-std::vector<planner::TuneEntry> text_configurations(const Plan& rules) {
+// Every eligible variant as the rules would size it. Vision has no tuning
+// values: its variants are the choices (tile width, queries per workgroup,
+// subgroup reductions).
+std::vector<planner::TuneEntry> variant_configurations(const Plan& rules) {
   std::vector<planner::TuneEntry> out;
   for (const auto& c : rules.candidates)
     if (c.eligible) out.push_back({c.variant, 0, 0, 0.0});
+  return out;
+}
+
+// The configurations worth timing for a text case: every eligible variant,
+// and around the rules' winner its split count halved and doubled, each key
+// step the kernels take and its rows per workgroup halved and doubled.
+std::vector<planner::TuneEntry> text_configurations(const Plan& rules) {
+  std::vector<planner::TuneEntry> out = variant_configurations(rules);
   const PlanGeometry& g = rules.geometry;
   if (rules.dispatches.size() == 2) {  // a split variant: attention, then the reduce
     if (g.splits > 2) out.push_back({rules.variant, g.splits / 2, 0, 0.0});
@@ -41,19 +48,12 @@ std::vector<planner::TuneEntry> text_configurations(const Plan& rules) {
   return out;
 }
 
-// Vision has no tuning values: its variants are the choices (tile width,
-// queries per workgroup, subgroup reductions).
-std::vector<planner::TuneEntry> variant_configurations(const Plan& rules) {
-  std::vector<planner::TuneEntry> out;
-  for (const auto& c : rules.candidates)
-    if (c.eligible) out.push_back({c.variant, 0, 0, 0.0});
-  return out;
-}
-
-// What tuning one case needs: its family, bucket and the rules' plan.
+// What tuning one case needs: its family and bucket, and unless the device
+// cannot run it (`skipped`), the rules' plan and the configurations to time.
 struct Tunable {
   PlanFamily family;
   std::string bucket;
+  std::string skipped;
   Plan rules;
   std::vector<planner::TuneEntry> configurations;
 };
@@ -61,25 +61,28 @@ struct Tunable {
 std::optional<Tunable> tunable(const DeviceCaps& caps, const BenchSpec& spec) {
   PlanOptions by_rules;
   by_rules.use_tuning_cache = false;
+  Tunable t;
+  t.skipped = bench_skip_reason(caps, spec);
   if (spec.family == BenchFamily::text) {
     const TextCase& c = spec.text;
-    const TextTensorTypes types{c.q, c.kv, c.out, c.gpu_kv_len};
-    const std::string bucket = text::tune_bucket(planner::text_shape_of(c.params, c.q, c.kv, c.gpu_kv_len));
-    if (!bench_skip_reason(caps, spec).empty()) return Tunable{PlanFamily::text, bucket, {}, {}};
-    Plan rules = plan_text(caps, c.params, types, by_rules);
-    auto configurations = text_configurations(rules);
-    return Tunable{PlanFamily::text, bucket, std::move(rules), std::move(configurations)};
-  }
-  if (spec.family == BenchFamily::vision) {
+    t.family = PlanFamily::text;
+    t.bucket = text::tune_bucket(planner::text_shape_of(c.params, c.q, c.kv, c.gpu_kv_len));
+    if (t.skipped.empty()) {
+      t.rules = plan_text(caps, c.params, TextTensorTypes{c.q, c.kv, c.out, c.gpu_kv_len}, by_rules);
+      t.configurations = text_configurations(t.rules);
+    }
+  } else if (spec.family == BenchFamily::vision) {
     const VisionCase& c = spec.vision;
-    const VisionTensorTypes types{c.dtype, c.out};
-    const std::string bucket = vision::tune_bucket(c.params, types);
-    if (!bench_skip_reason(caps, spec).empty()) return Tunable{PlanFamily::vision, bucket, {}, {}};
-    Plan rules = plan_vision(caps, c.params, types, by_rules);
-    auto configurations = variant_configurations(rules);
-    return Tunable{PlanFamily::vision, bucket, std::move(rules), std::move(configurations)};
+    t.family = PlanFamily::vision;
+    t.bucket = vision::tune_bucket(c.params, VisionTensorTypes{c.dtype, c.out});
+    if (t.skipped.empty()) {
+      t.rules = plan_vision(caps, c.params, VisionTensorTypes{c.dtype, c.out}, by_rules);
+      t.configurations = variant_configurations(t.rules);
+    }
+  } else {
+    return std::nullopt;  // audio has one variant per dtype; probes are not attention
   }
-  return std::nullopt;  // audio has one variant per dtype; probes are not attention
+  return t;
 }
 
 }  // namespace
@@ -96,8 +99,8 @@ std::vector<TuneOutcome> tune_suite(Context& ctx, const BenchSuite& suite, const
     o.case_name = spec.name;
     o.family = t->family;
     o.bucket = t->bucket;
-    if (std::string why = bench_skip_reason(caps, spec); !why.empty()) {
-      o.skipped = why;
+    if (!t->skipped.empty()) {
+      o.skipped = t->skipped;
       outcomes.push_back(o);
       continue;
     }
