@@ -93,6 +93,23 @@ TEST_F(PlanRecord, RecordedPlanMatchesTheOracleAndSurvivesJson) {
   }
 }
 
+// A plan made with a rows-per-workgroup tuning value (2 of the 4 query heads
+// of the KV head per workgroup) records as made, through JSON and the plan
+// check, and matches the oracle.
+TEST_F(PlanRecord, APlanWithTunedRowsRecords) {
+  make_decode(300);
+  PlanOptions o;
+  o.variant = "decode_split_f32";
+  o.strict = true;
+  o.rows = 2;
+  const Plan plan = plan_text(ctx().caps(), p_, text_tensor_types(t_, ctx().caps()), o);
+  EXPECT_EQ(plan.geometry.head_group, 2u);
+  Recorder rec(ctx());
+  record(rec, plan_from_json(to_json(plan)), p_, t_);
+  rec.run();
+  expect_oracle("decode_split_f32, 2 heads per workgroup");
+}
+
 TEST_F(PlanRecord, APlanForAnotherCallIsRejected) {
   make_decode(300);
   TextAttentionParams other = p_;
