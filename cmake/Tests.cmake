@@ -62,11 +62,13 @@ endif()
 add_library(vkattn_c_oracle STATIC ${PROJECT_SOURCE_DIR}/tests/c_api/c_oracle.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/text_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/vision_reference.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/audio_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/tolerance.cpp
+            ${PROJECT_SOURCE_DIR}/src/reference/bdpa_reference.cpp ${PROJECT_SOURCE_DIR}/src/reference/rounding.cpp
             ${PROJECT_SOURCE_DIR}/src/reference/parallel.cpp)
 target_include_directories(vkattn_c_oracle PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(vkattn_c_oracle PUBLIC vkattn::vkattn PRIVATE fmt::fmt-header-only Threads::Threads)
-# c_wrap: the host's own instance, device and buffers (it links libvulkan), wrapped as tensors.
-foreach(name c_api c_wrap)
+# c_kvcache: tiered and BDPA caches and the page allocator. c_wrap: the host's
+# own instance, device and buffers (it links libvulkan), wrapped as tensors.
+foreach(name c_api c_wrap c_kvcache)
   add_executable(vkattn_${name}_test ${PROJECT_SOURCE_DIR}/tests/c_api/${name}_test.c
                  ${PROJECT_SOURCE_DIR}/tests/c_api/c_check.c)
   set_target_properties(vkattn_${name}_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)

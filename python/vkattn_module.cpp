@@ -1,7 +1,7 @@
 // The `vkattn` Python module: devices, contexts and every op on NumPy arrays
 // (float32, float16; bfloat16 as uint16 views; quantized caches as uint32
-// words), and plans as dicts. Errors
-// raise ValueError (bad input) or RuntimeError with the library's message.
+// words; BDPA residuals as int8), the page allocator, and plans as dicts.
+// Errors raise ValueError (bad input) or RuntimeError with the library's message.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -14,6 +14,9 @@
 #include <variant>
 #include <vector>
 
+#include "capi/bdpa_plan_query.hpp"
+#include "vkattn/bdpa.hpp"
+#include "vkattn/kvcache.hpp"
 #include "vkattn/plan.hpp"
 #include "vkattn/text.hpp"
 #include "vkattn/vision.hpp"
@@ -43,7 +46,8 @@ DType dtype_of(const py::array& a, const char* name) {
   if (kind == 'f' && size == 2) return DType::f16;
   if (kind == 'u' && size == 2) return DType::bf16;
   if (kind == 'u' && size == 4) return DType::u32;
-  bad(fmt::format("{}: expected float32, float16 or uint16 (bfloat16 bits), got {}", name,
+  if (kind == 'i' && size == 1) return DType::i8;
+  bad(fmt::format("{}: expected float32, float16, uint16 (bfloat16 bits), uint32 or int8, got {}", name,
                   py::str(a.dtype()).cast<std::string>()));
 }
 
@@ -53,6 +57,7 @@ py::dtype numpy_dtype(DType t) {
     case DType::f16: return py::dtype("float16");
     case DType::bf16: return py::dtype::of<uint16_t>();
     case DType::u32: return py::dtype::of<uint32_t>();
+    case DType::i8: return py::dtype::of<int8_t>();
     default: bad(fmt::format("out_dtype: expected f32, f16 or bf16, got {}", to_string(t)));
   }
 }
@@ -112,6 +117,31 @@ class ArrayContext {
   Context ctx_;
 };
 
+// batch, seq_len, num_heads and head_dim of a text or BDPA call from Q [B, S, H, D].
+template <class Params>
+void set_query_dims(Params& p, const Shape& q) {
+  p.batch = static_cast<uint32_t>(q[0]);
+  p.seq_len = static_cast<uint32_t>(q[1]);
+  p.num_heads = static_cast<uint32_t>(q[2]);
+  p.head_dim = static_cast<uint32_t>(q[3]);
+}
+
+// The call a plan query describes: kv_len keys in kv_len slots, the queries the last positions.
+template <class Params>
+Params planned_call(uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
+                    uint32_t kv_len) {
+  Params p;
+  p.batch = batch;
+  p.seq_len = seq_len;
+  p.num_heads = heads;
+  p.num_kv_heads = kv_heads;
+  p.head_dim = head_dim;
+  p.kv_len = {kv_len};
+  p.kv_capacity = kv_len;
+  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  return p;
+}
+
 PlanOptions plan_options(const std::optional<std::string>& variant, bool strict) {
   PlanOptions o;
   if (variant) o.variant = *variant;
@@ -167,7 +197,8 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
                          std::optional<PerSequence> kv_start, std::optional<py::array> page_table,
                          std::optional<std::string> out_dtype, std::optional<std::string> variant, bool strict,
                          std::optional<py::array> k_scale, std::optional<py::array> v_scale,
-                         std::optional<std::string> kv_dtype, uint32_t quant_group) {
+                         std::optional<std::string> kv_dtype, uint32_t quant_group, std::optional<py::array> hot_k,
+                         std::optional<py::array> hot_v, const std::string& cold_layout) {
   TextAttentionTensors t;
   TextAttentionParams p;
   t.q = self.upload(q, "q", 4);
@@ -186,19 +217,24 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
   }
   const Shape& qs = t.q.shape();
   const Shape& ks = t.k.shape();
-  p.batch = static_cast<uint32_t>(qs[0]);
-  p.seq_len = static_cast<uint32_t>(qs[1]);
-  p.num_heads = static_cast<uint32_t>(qs[2]);
-  p.head_dim = static_cast<uint32_t>(qs[3]);
+  set_query_dims(p, qs);
   p.num_kv_heads = static_cast<uint32_t>(ks[2]);
   p.causal = causal;
   p.window = window;
   p.softcap = softcap;
   p.scale = scale;
   p.layout = kv_layout_from_string(layout);
+  if (p.layout == KvLayout::tiered) {
+    // The hot ring [B, hot_window, Hkv, D] over the cold tier k, v.
+    if (!hot_k || !hot_v) bad("hot_k: expected float16 [B, hot_window, Hkv, D] arrays for the tiered layout, got None");
+    t.hot_k = self.upload(*hot_k, "hot_k", 4);
+    t.hot_v = self.upload(*hot_v, "hot_v", 4);
+    p.hot_window = static_cast<uint32_t>(t.hot_k.shape()[1]);
+    p.cold_layout = kv_layout_from_string(cold_layout);
+  }
   // k is [B, C, Hkv, D], or the paged pool [P, page_size, Hkv, D].
   p.kv_capacity = static_cast<uint32_t>(ks[1]);
-  if (p.layout == KvLayout::paged) {
+  if (p.slot_layout() == KvLayout::paged) {
     if (!page_table) bad("page_table: expected a [B, max_pages] uint32 array for the paged layout, got None");
     t.page_table = self.upload(*page_table, "page_table", 2);
     p.num_pages = static_cast<uint32_t>(ks[0]);
@@ -206,7 +242,7 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
   }
   p.kv_start = per_sequence(kv_start, {0});
   // Defaults as `vkattn run text`: every key after kv_start; the queries are the last S positions.
-  const uint32_t slots = p.layout == KvLayout::paged ? p.max_pages * p.kv_capacity : p.kv_capacity;
+  const uint32_t slots = p.slot_layout() == KvLayout::paged ? p.max_pages * p.kv_capacity : p.kv_capacity;
   std::vector<uint32_t> default_len;
   for (uint32_t start : p.kv_start)
     default_len.push_back(p.layout == KvLayout::ring ? slots : (slots > start ? slots - start : 0));
@@ -271,19 +307,162 @@ py::array audio_attention(ArrayContext& self, const py::array& q, const py::arra
   return self.download(t.out);
 }
 
+// The BDPA call of these tensors: the pools' rows, the index's capacity and
+// the RoPE tables' size from their shapes; lengths default to the whole index
+// and the queries to the last positions.
+BdpaParams bdpa_params(const BdpaTensors& t, bool causal, uint32_t window, float softcap, std::optional<float> scale,
+                       const std::string& pairing, std::optional<PerSequence> kv_len,
+                       std::optional<PerSequence> start_pos) {
+  BdpaParams p;
+  set_query_dims(p, t.q.shape());
+  p.num_kv_heads = static_cast<uint32_t>(t.basis_k.shape()[1]);
+  p.causal = causal;
+  p.window = window;
+  p.softcap = softcap;
+  p.scale = scale;
+  p.kv_capacity = static_cast<uint32_t>(t.index.shape()[1]);
+  p.num_basis = static_cast<uint32_t>(t.basis_k.shape()[0]);
+  p.num_residual = static_cast<uint32_t>(t.residual_k.shape()[0]);
+  if (t.rope_cos.valid()) {
+    p.rope_positions = static_cast<uint32_t>(t.rope_cos.shape()[0]);
+    p.rotary_dim = static_cast<uint32_t>(2 * t.rope_cos.shape()[1]);
+  }
+  p.pairing = rope_pairing_from_string(pairing);
+  p.kv_len = per_sequence(kv_len, {p.kv_capacity});
+  std::vector<uint32_t> default_start;
+  for (uint32_t len : p.kv_len) default_start.push_back(len >= p.seq_len ? len - p.seq_len : 0);
+  p.start_pos = per_sequence(start_pos, default_start);
+  return p;
+}
+
+py::array bdpa_attention(ArrayContext& self, const py::array& q, const py::array& basis_k, const py::array& basis_v,
+                         const py::array& residual_k, const py::array& residual_v, const py::array& residual_k_scale,
+                         const py::array& residual_v_scale, const py::array& index, std::optional<py::array> rope_cos,
+                         std::optional<py::array> rope_sin, bool causal, uint32_t window, float softcap,
+                         std::optional<float> scale, const std::string& pairing, std::optional<PerSequence> kv_len,
+                         std::optional<PerSequence> start_pos, std::optional<std::string> out_dtype,
+                         std::optional<std::string> variant, bool strict) {
+  BdpaTensors t;
+  t.q = self.upload(q, "q", 4);
+  t.basis_k = self.upload(basis_k, "basis_k", 3);
+  t.basis_v = self.upload(basis_v, "basis_v", 3);
+  t.residual_k = self.upload(residual_k, "residual_k", 3);
+  t.residual_v = self.upload(residual_v, "residual_v", 3);
+  t.residual_k_scale = self.upload(residual_k_scale, "residual_k_scale", 2);
+  t.residual_v_scale = self.upload(residual_v_scale, "residual_v_scale", 2);
+  t.index = self.upload(index, "index", 3);
+  if (rope_cos.has_value() != rope_sin.has_value())
+    bad(fmt::format("rope_sin: expected {} with rope_cos, got {}", rope_cos ? "an array" : "None",
+                    rope_sin ? "an array" : "None"));
+  if (rope_cos) {
+    t.rope_cos = self.upload(*rope_cos, "rope_cos", 2);
+    t.rope_sin = self.upload(*rope_sin, "rope_sin", 2);
+  }
+  const BdpaParams p = bdpa_params(t, causal, window, softcap, scale, pairing, kv_len, start_pos);
+  t.out = self.output(out_dtype_or(out_dtype, t.q.dtype()), t.q.shape());
+  self.run([&](Recorder& rec) { vkattn::bdpa_attention(rec, p, t, plan_options(variant, strict)); });
+  return self.download(t.out);
+}
+
+// Builds a BDPA cache on the GPU from a contiguous pre-RoPE cache: a dict of
+// its arrays (basis_k/v [B*C, Hkv, D] of basis_dtype, residual_k/v int8,
+// residual_k/v_scale float32 [B*C, Hkv], index uint32 [B, C, 3]) and num_basis.
+py::dict bdpa_build(ArrayContext& self, const py::array& k, const py::array& v, const py::array& token_ids,
+                    uint32_t vocab_size, std::optional<PerSequence> kv_len, const std::string& basis_dtype) {
+  BdpaBuildTensors t;
+  t.k = self.upload(k, "k", 4);
+  t.v = self.upload(v, "v", 4);
+  t.token_ids = self.upload(token_ids, "token_ids", 2);
+  const Shape& s = t.k.shape();
+  BdpaBuildParams p;
+  p.batch = static_cast<uint32_t>(s[0]);
+  p.kv_capacity = static_cast<uint32_t>(s[1]);
+  p.num_kv_heads = static_cast<uint32_t>(s[2]);
+  p.head_dim = static_cast<uint32_t>(s[3]);
+  p.vocab_size = vocab_size;
+  p.kv_len = per_sequence(kv_len, {p.kv_capacity});
+  const Shape rows{p.max_rows(), s[2], s[3]}, scales{p.max_rows(), s[2]};
+  const DType basis = dtype_from_string(basis_dtype);
+  t.basis_k = self.output(basis, rows);
+  t.basis_v = self.output(basis, rows);
+  t.residual_k = self.output(DType::i8, rows);
+  t.residual_v = self.output(DType::i8, rows);
+  t.residual_k_scale = self.output(DType::f32, scales);
+  t.residual_v_scale = self.output(DType::f32, scales);
+  t.index = self.output(DType::u32, {p.batch, p.kv_capacity, 3});
+  t.num_basis = self.output(DType::u32, {1});
+  self.run([&](Recorder& rec) { vkattn::bdpa_build(rec, p, t); });
+  py::dict out;
+  for (auto [name, tensor] : {std::pair{"basis_k", &t.basis_k}, {"basis_v", &t.basis_v},
+                              {"residual_k", &t.residual_k}, {"residual_v", &t.residual_v},
+                              {"residual_k_scale", &t.residual_k_scale}, {"residual_v_scale", &t.residual_v_scale},
+                              {"index", &t.index}})
+    out[name] = self.download(*tensor);
+  out["num_basis"] = self.ctx().download_as<uint32_t>(t.num_basis).at(0);
+  return out;
+}
+
+// check_bdpa_index over an index [B, kv_capacity, 3].
+void check_bdpa_index(const py::array& index, uint32_t num_basis, uint32_t num_residual,
+                      std::optional<PerSequence> kv_len, uint32_t rotary_dim, uint32_t rope_positions) {
+  if (index.ndim() != 3 || dtype_of(index, "index") != DType::u32)
+    bad(fmt::format("index: expected a 3-d uint32 array [B, kv_capacity, 3], got {} dimensions of {}", index.ndim(),
+                    py::str(index.dtype()).cast<std::string>()));
+  const auto c = py::array_t<uint32_t, py::array::c_style>::ensure(index);
+  BdpaParams p;
+  p.batch = static_cast<uint32_t>(c.shape(0));
+  p.kv_capacity = static_cast<uint32_t>(c.shape(1));
+  p.num_basis = num_basis;
+  p.num_residual = num_residual;
+  p.rotary_dim = rotary_dim;
+  p.rope_positions = rope_positions;
+  p.kv_len = per_sequence(kv_len, {p.kv_capacity});
+  vkattn::check_bdpa_index(p, std::vector<uint32_t>(c.data(), c.data() + c.size()));
+}
+
+py::object plan_bdpa(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
+                     uint32_t head_dim, uint32_t kv_len, uint32_t rotary_dim, const std::string& q_dtype,
+                     const std::string& basis_dtype, std::optional<std::string> variant, bool strict) {
+  // An index holding exactly the keys over one basis and residual row per key.
+  auto p = planned_call<BdpaParams>(batch, seq_len, heads, kv_heads, head_dim, kv_len);
+  p.num_basis = p.num_residual = kv_len;
+  p.rotary_dim = rotary_dim;
+  p.rope_positions = rotary_dim ? kv_len : 0;
+  return json_to_python(capi::bdpa_plan_json(self.ctx().caps(), p, dtype_from_string(q_dtype),
+                                             dtype_from_string(basis_dtype), plan_options(variant, strict)));
+}
+
+// vkattn::PageAllocator for a context; the table as a NumPy array (the page_table of text_attention).
+class PyPageAllocator {
+ public:
+  PyPageAllocator(ArrayContext& ctx, uint32_t num_pages, uint32_t page_size, uint32_t batch, uint32_t max_pages)
+      : a_(ctx.ctx(), num_pages, page_size, batch, max_pages), batch_(batch), max_pages_(max_pages) {}
+  void reserve(uint32_t seq, uint64_t length) { a_.reserve(seq, length); }
+  void release(uint32_t seq) { a_.release(seq); }
+  uint32_t free_pages() const { return a_.free_pages(); }
+  py::array table() const {
+    py::array_t<uint32_t> out({py::ssize_t(batch_), py::ssize_t(max_pages_)});
+    std::copy(a_.host_table().begin(), a_.host_table().end(), out.mutable_data());
+    return out;
+  }
+  void check(uint32_t seq, uint64_t first, uint64_t count) const { a_.check(seq, first, count); }
+  void check_table(const py::array& table) const {
+    if (dtype_of(table, "page_table") != DType::u32)
+      bad(fmt::format("page_table: expected uint32, got {}", py::str(table.dtype()).cast<std::string>()));
+    const auto c = py::array_t<uint32_t, py::array::c_style>::ensure(table);
+    a_.check_table(std::vector<uint32_t>(c.data(), c.data() + c.size()));
+  }
+
+ private:
+  PageAllocator a_;
+  uint32_t batch_, max_pages_;
+};
+
 py::object plan_text(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t kv_len, const std::string& q_dtype, const std::string& kv_dtype,
                      std::optional<std::string> variant, bool strict) {
-  // A contiguous cache holding exactly the keys; the queries are the last positions.
-  TextAttentionParams p;
-  p.batch = batch;
-  p.seq_len = seq_len;
-  p.num_heads = heads;
-  p.num_kv_heads = kv_heads;
-  p.head_dim = head_dim;
-  p.kv_len = {kv_len};
-  p.kv_capacity = kv_len;
-  p.start_pos = {kv_len >= seq_len ? kv_len - seq_len : 0};
+  // A contiguous cache holding exactly the keys.
+  const auto p = planned_call<TextAttentionParams>(batch, seq_len, heads, kv_heads, head_dim, kv_len);
   const DType q = dtype_from_string(q_dtype);
   const TextTensorTypes types{q, dtype_from_string(kv_dtype), q, false};
   return json_to_python(to_json(vkattn::plan_text(self.ctx().caps(), p, types, plan_options(variant, strict))));
@@ -325,6 +504,10 @@ PYBIND11_MODULE(vkattn, m) {
     }
   });
   m.def("devices", &devices, "Every Vulkan device and its capabilities, as dicts (the caps-file format)");
+  m.def("check_bdpa_index", &check_bdpa_index, "index"_a, py::kw_only(), "num_basis"_a, "num_residual"_a,
+        "kv_len"_a = py::none(), "rotary_dim"_a = 0, "rope_positions"_a = 0,
+        "Raises ValueError naming the first entry of a BDPA index [B, C, 3] a sequence reads that is past the "
+        "basis, the residual pool or (with rotary_dim) the RoPE tables");
   py::class_<ArrayContext>(m, "Context", "A Vulkan device vkattn runs on")
       .def(py::init<const std::string&, std::optional<bool>>(), "device"_a = "", "validation"_a = py::none(),
            "device: auto | cpu | gpu | <index> | <name substring> ('' : $VKATTN_DEVICE, else auto)")
@@ -335,10 +518,12 @@ PYBIND11_MODULE(vkattn, m) {
            "softcap"_a = 0.0f, "scale"_a = py::none(), "layout"_a = "contiguous", "kv_len"_a = py::none(),
            "start_pos"_a = py::none(), "kv_start"_a = py::none(), "page_table"_a = py::none(),
            "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false, "k_scale"_a = py::none(),
-           "v_scale"_a = py::none(), "kv_dtype"_a = py::none(), "quant_group"_a = 0,
+           "v_scale"_a = py::none(), "kv_dtype"_a = py::none(), "quant_group"_a = 0, "hot_k"_a = py::none(),
+           "hot_v"_a = py::none(), "cold_layout"_a = "contiguous",
            "Text attention: q [B, S, H, D]; k, v [B, C, Hkv, D] (or the paged pool with page_table), or with "
-           "kv_dtype 'i8'/'i4' quantized words and float16 k_scale/v_scale as quantize_kv returns; "
-           "returns [B, S, H, D]")
+           "kv_dtype 'i8'/'i4' quantized words and float16 k_scale/v_scale as quantize_kv returns; with "
+           "layout='tiered', k, v are the cold tier (laid out as cold_layout) and hot_k, hot_v the float16 hot "
+           "ring [B, hot_window, Hkv, D]; returns [B, S, H, D]")
       .def("quantize_kv", &quantize_kv, "x"_a, py::kw_only(), "dtype"_a = "i8", "quant_group"_a = 0,
            "A float cache [N, C, Hkv, D] quantized on the GPU: (uint32 words [N, C, Hkv, packed_stride], "
            "float16 scales [N, C, Hkv] or [N, C, Hkv, ceil(D/32)] with quant_group=32)")
@@ -351,10 +536,39 @@ PYBIND11_MODULE(vkattn, m) {
            "chunk"_a = 12, "max_past"_a = 12, "max_future"_a = 0, "logit_cap"_a = 50.0f, "scale_keys"_a = true,
            "include_past_edge"_a = false, "variant"_a = py::none(), "strict"_a = false,
            "Block-local Conformer attention: q, k, v [T, H, D]; rel_pos [P + F + 1, H, D]; per_dim_scale [D]")
+      .def("bdpa_attention", &bdpa_attention, "q"_a, "basis_k"_a, "basis_v"_a, "residual_k"_a, "residual_v"_a,
+           "residual_k_scale"_a, "residual_v_scale"_a, "index"_a, py::kw_only(), "rope_cos"_a = py::none(),
+           "rope_sin"_a = py::none(), "causal"_a = false, "window"_a = 0, "softcap"_a = 0.0f, "scale"_a = py::none(),
+           "pairing"_a = "rotate_half", "kv_len"_a = py::none(), "start_pos"_a = py::none(),
+           "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false,
+           "BDPA attention (vkattn/bdpa.hpp): q [B, S, H, D]; basis [N, Hkv, D]; int8 residuals [R, Hkv, D] with "
+           "float32 scales [R, Hkv]; uint32 index [B, C, 3]; float32 rope_cos/rope_sin [positions, rotary_dim / 2]; "
+           "returns [B, S, H, D]")
+      .def("bdpa_build", &bdpa_build, "k"_a, "v"_a, "token_ids"_a, py::kw_only(), "vocab_size"_a,
+           "kv_len"_a = py::none(), "basis_dtype"_a = "f32",
+           "A BDPA cache built on the GPU from a contiguous pre-RoPE cache k, v [B, C, Hkv, D] and uint32 "
+           "token_ids [B, C]: a dict of the arrays bdpa_attention takes, and num_basis")
+      .def("plan_bdpa", &plan_bdpa, py::kw_only(), "batch"_a = 1, "seq_len"_a = 1, "heads"_a = 32, "kv_heads"_a = 8,
+           "head_dim"_a = 128, "kv_len"_a = 4096, "rotary_dim"_a = 128, "q_dtype"_a = "f32", "basis_dtype"_a = "f16",
+           "variant"_a = py::none(), "strict"_a = false,
+           "The plan of a BDPA call on this device, as a dict, without running it")
       .def("plan_text", &plan_text, py::kw_only(), "batch"_a = 1, "seq_len"_a = 1, "heads"_a = 32, "kv_heads"_a = 8,
            "head_dim"_a = 128, "kv_len"_a = 4096, "q_dtype"_a = "f32", "kv_dtype"_a = "f16", "variant"_a = py::none(),
            "strict"_a = false, "The plan of a text-attention call on this device, as a dict, without running it")
       .def("plan_vision", &plan_vision, py::kw_only(), "patches"_a = 2304, "heads"_a = 12, "head_dim"_a = 64,
            "dtype"_a = "f32", "layout"_a = "phd", "variant"_a = py::none(), "strict"_a = false,
            "The plan of a vision-attention call on this device, as a dict, without running it");
+  py::class_<PyPageAllocator>(m, "PageAllocator",
+                              "Pages of a paged KV pool handed to sequences in order of position (vkattn/kvcache.hpp)")
+      .def(py::init<ArrayContext&, uint32_t, uint32_t, uint32_t, uint32_t>(), "ctx"_a, py::kw_only(), "num_pages"_a,
+           "page_size"_a, "batch"_a, "max_pages"_a, py::keep_alive<1, 2>())
+      .def("reserve", &PyPageAllocator::reserve, "seq"_a, "length"_a, "Sequence seq holds positions [0, length)")
+      .def("release", &PyPageAllocator::release, "seq"_a, "Returns every page of sequence seq to the pool")
+      .def_property_readonly("free_pages", &PyPageAllocator::free_pages)
+      .def_property_readonly("table", &PyPageAllocator::table,
+                             "The page table, uint32 [batch, max_pages] (0xffffffff without a page)")
+      .def("check", &PyPageAllocator::check, "seq"_a, "first"_a, "count"_a,
+           "Raises ValueError if a position of [first, first + count) of seq is on a page it does not hold")
+      .def("check_table", &PyPageAllocator::check_table, "page_table"_a,
+           "Raises ValueError if page_table holds a page where the allocator holds another or none");
 }

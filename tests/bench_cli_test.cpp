@@ -166,7 +166,8 @@ TEST_F(BenchCli, CommandLineShape) {
   EXPECT_THAT(both.output, HasSubstr("expected --suite or a command-line shape (--heads ...), got both"));
   const Result layout = run("bench --heads 4 --head-dim 64 --layout tiled");
   EXPECT_EQ(layout.status, 2);
-  EXPECT_THAT(layout.output, HasSubstr("command line: cases[0].layout: expected contiguous, ring or paged, got \"tiled\""));
+  EXPECT_THAT(layout.output, HasSubstr("command line: cases[0].layout: expected contiguous, ring, paged or tiered, got "
+                                       "\"tiled\""));
 }
 
 TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
@@ -194,9 +195,57 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
   EXPECT_THAT(bad.output, HasSubstr("expected probe rows with status ok"));
 }
 
+// Quantized K/V are filled through kv_append, timed, checked over the values
+// the kernel reads, and counted with their scales: per key, K and V of 2 KV
+// heads x D64 are 512 bytes in f16, 2 x 2 x (64 + 2) = 264 in int8, 2 x 2 x (32 + 2) = 136 in int4.
+// Tiered caches too: the last 16 keys of each sequence from the f16 hot ring.
+TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
+  const std::string file = write("quant.json", R"({"suite": "quant", "defaults": {"heads": 4, "kv_heads": 2,
+    "head_dim": 64, "batch": 2, "kv_len": 70, "q_dtype": "f16"},
+    "grids": [{"axes": {"kv_dtype": ["f16", "i8", "i4"],
+                        "layout": [{"layout": "contiguous"}, {"layout": "paged", "page_size": 16}]}}],
+    "cases": [{"layout": "tiered", "hot_window": 16, "kv_dtype": "i8"},
+              {"layout": "tiered", "hot_window": 16, "cold_layout": "contiguous", "kv_dtype": "f16"}]})");
+  const Result r = run("bench --suite " + file + " --runs 2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = json_lines(r.output);
+  ASSERT_EQ(rows.size(), 9u) << r.output;
+  const double q_and_out = 2.0 * 2 * 4 * 64 * 2;  // Q and O, f16
+  const double per_key[] = {512, 264, 136};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(rows[i]["status"], "ok") << rows[i];
+    EXPECT_EQ(rows[i]["parity"], "pass") << rows[i];
+    EXPECT_EQ(rows[i]["checked_rows"], rows[i]["total_rows"]) << rows[i];
+    EXPECT_DOUBLE_EQ(rows[i]["bytes"].get<double>(), 2 * 70 * per_key[i / 2] + q_and_out) << rows[i];
+  }
+  EXPECT_EQ(rows[2]["case"], "decode B2 S1 H4/2 D64 L70 contiguous f16/i8");
+  EXPECT_EQ(rows[5]["case"], "decode B2 S1 H4/2 D64 L70 paged ps16 f16/i4");
+  EXPECT_EQ(rows[6]["case"], "decode B2 S1 H4/2 D64 L70 tiered hot16 cold paged ps16 f16/i8");
+  EXPECT_EQ(rows[7]["case"], "decode B2 S1 H4/2 D64 L70 tiered hot16 cold contiguous f16/f16");
+  for (int i : {6, 7}) {
+    EXPECT_EQ(rows[i]["status"], "ok") << rows[i];
+    EXPECT_EQ(rows[i]["parity"], "pass") << rows[i];
+    EXPECT_EQ(rows[i]["hot_window"], 16) << rows[i];
+    EXPECT_DOUBLE_EQ(rows[i]["bytes"].get<double>(), 2 * (16 * 512 + 54 * per_key[i == 6 ? 1 : 0]) + q_and_out)
+        << rows[i];
+  }
+  // The command line takes them too; bf16 Q with quantized K/V is refused by name.
+  const Result cli = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 40 --kv-dtype i4 --layout paged --runs 1");
+  ASSERT_EQ(cli.status, 0) << cli.output;
+  EXPECT_THAT(line_starting(cli.output, "decode B1 S1 H4/2 D64 L40 paged ps16 f16/i4"),
+              ::testing::MatchesRegex(".* decode_[a-z0-9_]+_i4kv +[0-9.]+ .* [0-9.]+e-[0-9]+$"))
+      << cli.output;
+  const Result bad = run("bench --heads 4 --head-dim 64 --q-dtype bf16 --kv-dtype i8 --dry-run");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("q_dtype: expected f32 or f16 with kv_dtype i8, got bf16"));
+  const Result odd = run("bench --heads 4 --head-dim 64 --kv-dtype i3 --dry-run");
+  EXPECT_THAT(odd.output, HasSubstr("expected f32, f16, bf16, i8 or i4, got \"i3\""));
+}
+
 // Every shipped suite loads; on the H200's caps the big decode cases are skipped with the limit named.
 TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
-  for (const char* s : {"models", "smoke", "decode", "decode-h200", "decode-sample", "prefill", "vision", "audio", "ceilings"}) {
+  for (const char* s : {"models", "smoke", "decode", "decode-h200", "decode-sample", "decode-quant", "prefill",
+                        "vision", "audio", "ceilings"}) {
     const Result r = run("bench --dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }
@@ -208,6 +257,14 @@ TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
   EXPECT_GT(rows.back()["ok"].get<int>(), 100);
   EXPECT_GT(rows.back()["skipped"].get<int>(), 0);
   EXPECT_THAT(decode.output, HasSubstr("above the device's max_allocation_bytes (4.00 GiB)"));
+}
+// The quantized decode suite fits the H200: nothing skipped.
+TEST_F(BenchCli, DecodeQuantSuiteFitsTheH200) {
+  const Result r = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
+                       " --suite decode-quant");
+  const auto rows = json_lines(r.output);
+  ASSERT_EQ(rows.size(), 3u * 3 * 3 + 1) << r.output;
+  EXPECT_EQ(rows.back()["ok"], 27) << rows.back();
 }
 
 }  // namespace

@@ -80,11 +80,19 @@ TEST(BenchSuite, ErrorsNameTheFileTheFieldAndTheValue) {
               HasSubstr("grids[0].axes.kv[0].kv_head: unknown field \"kv_head\""));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "causal": "yes"}]})"),
               HasSubstr("cases[0].causal: expected true or false, got \"yes\""));
+  EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "softcap": 1e300}]})"),
+              HasSubstr("cases[0].softcap: expected a non-negative number in float range, got 1e+300"));
   EXPECT_THAT(error_of(R"({"cases": [{"head_dim": 64}]})"), HasSubstr("cases[0]: missing field \"heads\""));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "kv_dtype": "f8"}]})"),
-              HasSubstr("cases[0].kv_dtype: expected f32, f16 or bf16, got \"f8\""));
+              HasSubstr("cases[0].kv_dtype: expected f32, f16, bf16, i8 or i4, got \"f8\""));
+  EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "q_dtype": "i8"}]})"),
+              HasSubstr("cases[0].q_dtype: expected f32, f16 or bf16, got \"i8\""));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "layout": "tiled"}]})"),
-              HasSubstr("cases[0].layout: expected contiguous, ring or paged, got \"tiled\""));
+              HasSubstr("cases[0].layout: expected contiguous, ring, paged or tiered, got \"tiled\""));
+  EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "hot_window": 16}]})"),
+              HasSubstr("cases[0].hot_window: applies to the tiered layout only, the layout is contiguous"));
+  EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "layout": "tiered", "kv_dtype": "f32"}]})"),
+              HasSubstr("cases[0].kv_dtype: expected f16, bf16, i8 or i4 for the tiered layout's cold tier"));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "page_size": 16}]})"),
               HasSubstr("cases[0].page_size: applies to the paged layout only"));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64, "seq_len": 8, "kv_len": 4}]})"),

@@ -10,9 +10,11 @@
 #include "expect_error.hpp"
 #include "parity_grid.hpp"
 #include "planner/text_planner.hpp"
+#include "shaders/text_kv_tier.h"
 #include "test_paths.hpp"
 #include "vkattn/caps.hpp"
 #include "reference/kv_quant_reference.hpp"
+#include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "test_context.hpp"
@@ -191,6 +193,70 @@ TEST_F(KvAppendErrors, QuantGroupAndScales) {
             std::string::npos);
 }
 
+// A tiered write checks its hot ring and its cold tier like the other layouts.
+TEST_F(KvAppendErrors, TieredCacheChecks) {
+  auto tiered = [&](KvLayout cold) {
+    Fixture f(ctx(), cold);
+    f.p.layout = KvLayout::tiered;
+    f.p.cold_layout = cold;
+    f.p.hot_window = 4;
+    f.t.hot_k = ctx().tensor(DType::f16, {1, 4, 1, 16});
+    f.t.hot_v = ctx().tensor(DType::f16, {1, 4, 1, 16});
+    if (cold == KvLayout::paged) f.t.page_table = ctx().tensor(DType::u32, {1, 2});
+    return f;
+  };
+  Recorder rec(ctx());
+  auto message = [&](const Fixture& f) { return std::string(expect_error([&] { kv_append(rec, f.p, f.t); }).what()); };
+  Fixture f = tiered(KvLayout::contiguous);
+  f.p.positions = {7};
+  kv_append(rec, f.p, f.t);  // the last cold slot: fine
+  f.p.positions = {8};
+  EXPECT_NE(message(f).find("positions: expected position + tokens <= kv_capacity (8), got 8 + 1"), std::string::npos)
+      << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.p.hot_window = 0;
+  EXPECT_NE(message(f).find("hot_window: expected >= 1 (hot ring slots of the tiered layout), got 0"),
+            std::string::npos)
+      << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.p.cold_layout = KvLayout::ring;
+  EXPECT_NE(message(f).find("cold_layout: expected contiguous or paged for the tiered layout, got ring"),
+            std::string::npos)
+      << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.t.hot_v = ctx().tensor(DType::f16, {1, 3, 1, 16});
+  EXPECT_NE(message(f).find("hot_v:"), std::string::npos) << message(f);
+  EXPECT_NE(message(f).find("[1, 4, 1, 16]"), std::string::npos) << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.t.hot_k = ctx().tensor(DType::f32, {1, 4, 1, 16});
+  EXPECT_NE(message(f).find("hot_k: expected dtype f16 (the hot ring), got f32"), std::string::npos) << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.t.hot_k = Tensor();
+  EXPECT_NE(message(f).find("hot_k: expected a tensor"), std::string::npos) << message(f);
+  f = tiered(KvLayout::contiguous);
+  f.t.cache_k = f.t.cache_v = ctx().tensor(DType::f32, {1, 8, 1, 16});
+  EXPECT_NE(message(f).find("cache_k: expected f16, bf16, i8 or i4 for the cold tier"), std::string::npos)
+      << message(f);
+  Fixture plain(ctx(), KvLayout::contiguous);
+  plain.t.hot_k = f.t.hot_v;
+  EXPECT_NE(message(plain).find("hot_k: expected none for the contiguous layout"), std::string::npos) << message(plain);
+
+  // A paged cold tier: past max_pages * page_size, and a freed page.
+  Fixture paged = tiered(KvLayout::paged);
+  paged.p.positions = {16};
+  EXPECT_NE(message(paged).find("expected position + tokens <= max_pages * page_size (16)"), std::string::npos)
+      << message(paged);
+  PageAllocator pages(ctx(), 4, 8, 1, 2);
+  pages.reserve(0, 16);
+  paged.t.page_table = pages.table();
+  paged.p.pages = &pages;
+  paged.p.positions = {9};
+  kv_append(rec, paged.p, paged.t);
+  pages.release(0);
+  EXPECT_NE(message(paged).find("page_table[0][1]: expected a page allocated to sequence 0"), std::string::npos)
+      << message(paged);
+}
+
 // Positions from a GPU buffer that the cache cannot hold are skipped: nothing
 // is written, in particular not past the cache.
 TEST_F(KvAppendErrors, GpuPositionsPastTheCacheWriteNothing) {
@@ -226,11 +292,14 @@ TEST_F(KvAppendErrors, GpuPositionsPastTheCacheWriteNothing) {
   }
 }
 
-// 10,000 decode steps on an int8 ring: each step appends one token and attends
-// over the last 64, recorded once and replayed with the position, lengths and
+// 10,000 decode steps on a tiered int8 cache (an f16 hot ring of 16 slots, a
+// paged int8 cold tier holding every position): each step appends one token
+// to both tiers and attends over the last 64 positions (48 cold, 16 hot), as
+// one command buffer recorded once and replayed with the position, lengths and
 // data from GPU buffers; every step within the quantization bound.
-TEST_F(KvAppendErrors, TenThousandAppendDecodeStepsOnAnInt8Cache) {
-  constexpr uint32_t kSteps = 10000, kRing = 64, kD = 16, kH = 2;
+TEST_F(KvAppendErrors, TenThousandAppendDecodeStepsOnATieredInt8Cache) {
+  constexpr uint32_t kSteps = 10000, kHot = 16, kSpan = 64, kPage = 64, kD = 16, kH = 2;
+  constexpr uint32_t kPages = (kSteps + kPage - 1) / kPage;
   // One buffer of per-step inputs, each piece at a 256-byte boundary: one upload per step.
   enum : uint32_t { kK = 0, kV = 64, kQ = 128, kPos = 192, kLen = 256, kStart = 320, kQPos = 384, kWords = 448 };
   Tensor io = ctx().tensor(DType::u32, {kWords});
@@ -238,76 +307,118 @@ TEST_F(KvAppendErrors, TenThousandAppendDecodeStepsOnAnInt8Cache) {
     return Tensor(io.allocation(), io.buffer(), io.offset() + at * 4ull, dtype_storage_bytes(dt, element_count(shape)),
                   dt, shape);
   };
+  PageAllocator pages(ctx(), kPages, kPage, 1, kPages);
+  pages.reserve(0, kSteps);
   KvAppendParams ap;
   ap.head_dim = kD;
-  ap.layout = KvLayout::ring;
-  ap.kv_capacity = kRing;
+  ap.layout = KvLayout::tiered;
+  ap.cold_layout = KvLayout::paged;
+  ap.hot_window = kHot;
+  ap.kv_capacity = kPage;
+  ap.num_pages = ap.max_pages = kPages;
   KvAppendTensors at;
   at.k = piece(kK, DType::f32, {1, 1, 1, kD});
   at.v = piece(kV, DType::f32, {1, 1, 1, kD});
   at.positions = piece(kPos, DType::u32, {1});
-  at.cache_k = ctx().tensor(DType::i8, {1, kRing, 1, kD});
-  at.cache_v = ctx().tensor(DType::i8, {1, kRing, 1, kD});
-  at.k_scale = ctx().tensor(DType::f16, {1, kRing, 1});
-  at.v_scale = ctx().tensor(DType::f16, {1, kRing, 1});
+  at.cache_k = ctx().tensor(DType::i8, {kPages, kPage, 1, kD});
+  at.cache_v = ctx().tensor(DType::i8, {kPages, kPage, 1, kD});
+  at.k_scale = ctx().tensor(DType::f16, {kPages, kPage, 1});
+  at.v_scale = ctx().tensor(DType::f16, {kPages, kPage, 1});
+  at.hot_k = ctx().tensor(DType::f16, {1, kHot, 1, kD});
+  at.hot_v = ctx().tensor(DType::f16, {1, kHot, 1, kD});
+  at.page_table = pages.table();
   TextAttentionParams p;
   p.num_heads = kH;
   p.head_dim = kD;
   p.causal = true;
-  p.layout = KvLayout::ring;
-  p.kv_capacity = kRing;
-  p.kv_len = {kRing};
+  p.layout = KvLayout::tiered;
+  p.cold_layout = KvLayout::paged;
+  p.hot_window = kHot;
+  p.kv_capacity = kPage;
+  p.num_pages = p.max_pages = kPages;
+  p.kv_len = {kSpan};
   TextAttentionTensors t;
   t.q = piece(kQ, DType::f32, {1, 1, kH, kD});
   t.k = at.cache_k;
   t.v = at.cache_v;
   t.k_scale = at.k_scale;
   t.v_scale = at.v_scale;
+  t.hot_k = at.hot_k;
+  t.hot_v = at.hot_v;
+  t.page_table = at.page_table;
   t.out = ctx().tensor(DType::f32, {1, 1, kH, kD});
   t.kv_len = piece(kLen, DType::u32, {1});
   t.kv_start = piece(kStart, DType::u32, {1});
   t.start_pos = piece(kQPos, DType::u32, {1});
   Recorder rec(ctx());
   kv_append(rec, ap, at);
-  const TextCallInfo info = text_attention(rec, p, t);
+  PlanOptions one_split;  // lengths from the GPU size splits for the whole cold tier; 64 keys need one
+  one_split.splits = 1;
+  const TextCallInfo info = text_attention(rec, p, t, one_split);
+  ASSERT_EQ(info.splits, 1u) << info.variant;
 
+  // The oracle sees the visible positions shifted down by a multiple of the
+  // hot window (hot slots unchanged; masks depend on differences only) in a
+  // small contiguous cold tier, and the raw data in both tiers: the bound
+  // covers the int8 cold keys and the f16 rounding of the hot ones.
+  constexpr uint32_t kCold = kSpan + kHot;  // slots of the oracle's cold tier
   std::mt19937 rng(3);
   std::normal_distribution<float> dist;
-  std::vector<float> ring_k(kRing * kD), ring_v(kRing * kD);
-  std::vector<double> err_k(kRing, 0.0), err_v(kRing, 0.0);
+  std::vector<float> all_k(kSteps * kD), all_v(kSteps * kD);
+  std::vector<double> err_k(kSteps), err_v(kSteps);  // int8 error of each position's row
+  std::vector<float> hot_k(kHot * kD), hot_v(kHot * kD);
   std::vector<uint32_t> words(kWords, 0);
   std::vector<float> out(kH * kD);
   const reference::Tolerance tol = reference::tolerance_for(DType::f32, DType::f32, DType::f32);
   double worst = 0.0;  // largest error / allowed over all steps
   for (uint32_t step = 0; step < kSteps; ++step) {
-    const uint32_t slot = step % kRing, len = std::min(step + 1, kRing);
-    std::vector<float> k(kD), v(kD), q(kH * kD);
+    const uint32_t len = std::min(step + 1, kSpan), first = step + 1 - len;
+    std::vector<float> q(kH * kD);
+    float* k = &all_k[step * kD];
+    float* v = &all_v[step * kD];
     const float mag = std::exp(float(step % 17) / 4 - 2);  // rows of different scales
-    for (auto& x : k) x = dist(rng) * mag;
-    for (auto& x : v) x = dist(rng) * mag;
+    for (uint32_t i = 0; i < kD; ++i) k[i] = dist(rng) * mag;
+    for (uint32_t i = 0; i < kD; ++i) v[i] = dist(rng) * mag;
     for (auto& x : q) x = dist(rng);
-    std::memcpy(&words[kK], k.data(), kD * 4);
-    std::memcpy(&words[kV], v.data(), kD * 4);
+    std::memcpy(&words[kK], k, kD * 4);
+    std::memcpy(&words[kV], v, kD * 4);
     std::memcpy(&words[kQ], q.data(), kH * kD * 4);
     words[kPos] = step;
     words[kLen] = len;
-    words[kStart] = step + 1 - len;
+    words[kStart] = first;
     words[kQPos] = step;
     ctx().upload(io, words);
     rec.submit();
     ctx().download(t.out, std::as_writable_bytes(std::span(out)));
 
-    std::copy(k.begin(), k.end(), ring_k.begin() + slot * kD);
-    std::copy(v.begin(), v.end(), ring_v.begin() + slot * kD);
-    const auto qk = reference::quantize_rows(DType::i8, 0, kD, k), qv = reference::quantize_rows(DType::i8, 0, kD, v);
-    err_k[slot] = reference::quant_row_error(DType::i8, 0, kD, k, qk.scales)[0];
-    err_v[slot] = reference::quant_row_error(DType::i8, 0, kD, v, qv.scales)[0];
+    auto int8_error = [&](const float* row) {
+      const std::span<const float> x(row, kD);
+      return reference::quant_row_error(DType::i8, 0, kD, x, reference::quantize_rows(DType::i8, 0, kD, x).scales)[0];
+    };
+    err_k[step] = int8_error(k);
+    err_v[step] = int8_error(v);
+    const uint32_t slot = text::text_tier_hot_slot(step, kHot);
+    std::copy_n(k, kD, hot_k.begin() + slot * kD);
+    std::copy_n(v, kD, hot_v.begin() + slot * kD);
+    const uint32_t shift = first / kHot * kHot;
+    std::vector<float> cold_k(kCold * kD, 0.0f), cold_v(kCold * kD, 0.0f);
+    std::vector<double> ek, ev;
+    for (uint32_t pos = first; pos <= step; ++pos) {
+      std::copy_n(&all_k[pos * kD], kD, cold_k.begin() + (pos - shift) * kD);
+      std::copy_n(&all_v[pos * kD], kD, cold_v.begin() + (pos - shift) * kD);
+      ek.push_back(err_k[pos]);
+      ev.push_back(err_v[pos]);
+    }
+    for (float x : hot_k) ek.push_back(std::fabs(double(x) - reference::round_to(DType::f16, x)));
+    for (float x : hot_v) ev.push_back(std::fabs(double(x) - reference::round_to(DType::f16, x)));
     TextAttentionParams sp = p;
+    sp.cold_layout = KvLayout::contiguous;
+    sp.kv_capacity = kCold;
     sp.kv_len = {len};
-    sp.kv_start = {step + 1 - len};
-    sp.start_pos = {step};
-    const std::vector<double> want = reference::text_attention(sp, q, ring_k, ring_v);
-    const std::vector<double> bound = reference::quant_attention_bound(sp, q, ring_v, err_k, err_v);
+    sp.kv_start = {first - shift};
+    sp.start_pos = {step - shift};
+    const std::vector<double> want = reference::text_attention(sp, q, cold_k, cold_v, {}, hot_k, hot_v);
+    const std::vector<double> bound = reference::quant_attention_bound(sp, q, cold_v, ek, ev);
     double max_want = 0.0;
     for (double w : want) max_want = std::max(max_want, std::fabs(w));
     for (size_t i = 0; i < want.size(); ++i) {

@@ -37,7 +37,11 @@ void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
       j["head_dim"] = p.head_dim;
       j["kv_len"] = p.kv_len[0];
       j["layout"] = to_string(p.layout);
-      if (p.layout == KvLayout::paged) j["page_size"] = p.kv_capacity;
+      if (p.layout == KvLayout::tiered) {
+        j["cold_layout"] = to_string(p.cold_layout);
+        j["hot_window"] = p.hot_window;
+      }
+      if (p.slot_layout() == KvLayout::paged) j["page_size"] = p.kv_capacity;
       j["window"] = p.window;
       j["causal"] = p.causal;
       j["softcap"] = p.softcap;

@@ -74,7 +74,8 @@ Ceilings load_ceilings(const std::string& path, Ceilings c) {
 // Shape options of a command-line case, named as the suite fields they set.
 struct ShapeFlags {
   uint32_t batch = 1, seq_len = 1, heads = 0, kv_heads = 0, head_dim = 0, kv_len = 0, page_size = 16, window = 0;
-  std::string layout = "contiguous", q_dtype = "f16", kv_dtype = "f16", out_dtype;
+  uint32_t hot_window = 256;
+  std::string layout = "contiguous", cold_layout = "paged", q_dtype = "f16", kv_dtype = "f16", out_dtype;
   bool causal = true;
   double softcap = 0.0, scale = 0.0;
 };
@@ -94,6 +95,8 @@ check::BenchSuite command_line_suite(const CLI::App* cmd, const ShapeFlags& s) {
   set("--kv-len", "kv_len", s.kv_len);
   set("--layout", "layout", s.layout);
   set("--page-size", "page_size", s.page_size);
+  set("--hot-window", "hot_window", s.hot_window);
+  set("--cold-layout", "cold_layout", s.cold_layout);
   set("--window", "window", s.window);
   set("--q-dtype", "q_dtype", s.q_dtype);
   set("--kv-dtype", "kv_dtype", s.kv_dtype);
@@ -108,7 +111,7 @@ check::BenchSuite command_line_suite(const CLI::App* cmd, const ShapeFlags& s) {
 constexpr const char* kShapeFlags[] = {"--batch",   "--seq-len", "--heads",     "--kv-heads", "--head-dim",
                                        "--kv-len",  "--layout",  "--page-size", "--window",   "--q-dtype",
                                        "--kv-dtype", "--out-dtype", "--softcap", "--scale",   "--causal",
-                                       "--no-causal"};
+                                       "--no-causal", "--hot-window", "--cold-layout"};
 
 }  // namespace
 
@@ -143,11 +146,14 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--kv-heads", s.kv_heads, "Command-line case: KV heads (default: --heads)");
   cmd->add_option("--head-dim", s.head_dim, "Command-line case: head dimension");
   cmd->add_option("--kv-len", s.kv_len, "Command-line case: keys per sequence (default: --seq-len)");
-  cmd->add_option("--layout", s.layout, "Command-line case: contiguous | ring | paged");
+  cmd->add_option("--layout", s.layout, "Command-line case: contiguous | ring | paged | tiered");
+  cmd->add_option("--hot-window", s.hot_window, "Command-line case, tiered: f16 hot ring slots (default 256)");
+  cmd->add_option("--cold-layout", s.cold_layout, "Command-line case, tiered: contiguous | paged cold tier (default paged)");
   cmd->add_option("--page-size", s.page_size, "Command-line case: keys per page (paged)");
   cmd->add_option("--window", s.window, "Command-line case: sliding window (0: none)");
   cmd->add_option("--q-dtype", s.q_dtype, "Command-line case: f32 | f16 | bf16 (default f16)");
-  cmd->add_option("--kv-dtype", s.kv_dtype, "Command-line case: f32 | f16 | bf16 (default: --q-dtype)");
+  cmd->add_option("--kv-dtype", s.kv_dtype,
+                  "Command-line case: f32 | f16 | bf16 | i8 | i4 (i8/i4 filled by kv_append; default: --q-dtype)");
   cmd->add_option("--out-dtype", s.out_dtype, "Command-line case: f32 | f16 | bf16 (default: --q-dtype)");
   cmd->add_flag("--causal,!--no-causal", s.causal, "Command-line case: causal mask (default on)");
   cmd->add_option("--softcap", s.softcap, "Command-line case: logit softcap (0: none)");

@@ -14,7 +14,8 @@ VISION_DEFAULTS = {"dtype": "f16", "layout": "phd"}
 AUDIO_DEFAULTS = {"dtype": "f16", "chunk": 12, "max_past": 12, "max_future": 0}
 FAMILY_FIELDS = {
     "text": {"batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "layout", "page_size", "window",
-             "causal", "softcap", "scale", "q_dtype", "kv_dtype", "out_dtype", "recorded_at"},
+             "causal", "softcap", "scale", "q_dtype", "kv_dtype", "out_dtype", "recorded_at", "hot_window",
+             "cold_layout"},
     "vision": {"patches", "heads", "head_dim", "layout", "scale", "dtype"},
     "audio": {"frames", "heads", "head_dim", "chunk", "max_past", "max_future", "logit_cap", "dtype"},
     "probe": {"probe", "bytes", "workgroups", "iterations"},
@@ -48,7 +49,10 @@ def _resolve(fields, own, where):
         c.setdefault("kv_len", c["seq_len"])
         c.setdefault("kv_dtype", c["q_dtype"])
         c.setdefault("out_dtype", c["q_dtype"])
-        if c["layout"] == "paged":
+        if c["layout"] == "tiered":
+            c.setdefault("hot_window", 256)
+            c.setdefault("cold_layout", "paged")
+        if slot_layout(c) == "paged":
             c.setdefault("page_size", 16)
         name = text_name(c)
     elif family == "vision":
@@ -68,11 +72,18 @@ def _resolve(fields, own, where):
     return c
 
 
+def slot_layout(c):
+    """The layout K/V slots are addressed by: a tiered cache's cold tier's."""
+    return c["cold_layout"] if c["layout"] == "tiered" else c["layout"]
+
+
 def text_name(c):
     """The case name vkattn gives a text case (check::text_bench_name)."""
     s = (f"{'decode' if c['seq_len'] == 1 else 'prefill'} B{c['batch']} S{c['seq_len']} "
          f"H{c['heads']}/{c['kv_heads']} D{c['head_dim']} L{c['kv_len']} {c['layout']}")
-    if c["layout"] == "paged":
+    if c["layout"] == "tiered":
+        s += f" hot{c['hot_window']} cold {c['cold_layout']}"
+    if slot_layout(c) == "paged":
         s += f" ps{c['page_size']}"
     s += f" {c['q_dtype']}/{c['kv_dtype']}"
     if c["out_dtype"] != c["q_dtype"]:

@@ -17,7 +17,7 @@ What differs from vkattn's case, and is said in each row:
   per query head before capture (more bytes read); "gqa" says which.
 - Decode with a window attends to the last `window` keys (a view); prefill
   with a window, or with fewer queries than keys, uses a boolean mask.
-- Softcap and audio cases have no SDPA equivalent and are reported as skipped.
+- Softcap, audio and int8/int4 KV cases have no SDPA equivalent and are reported as skipped.
 
 usage (on the GPU machine):
   python3 bench/peers/torch_sdpa.py vk-decode.jsonl vk-prefill.jsonl [--runs 20] [--out torch.jsonl]
@@ -159,9 +159,12 @@ def time_case(torch, F, c, runs, gqa):
         return {**row, "status": "skipped", "reason": "softcap has no SDPA equivalent"}
     if family not in ("text", "vision"):
         return {**row, "status": "skipped", "reason": f"no SDPA equivalent of the {family} case"}
+    if family == "text" and c["kv_dtype"] not in DTYPES:
+        return {**row, "status": "skipped",
+                "reason": f"no SDPA equivalent of {c['kv_dtype']} K/V (compare with the f16 case of the shape)"}
     if family == "text":
-        if c.get("layout") == "paged":
-            row["layout_note"] = "paged case timed on the equivalent contiguous cache"
+        if c.get("layout") in ("paged", "tiered"):
+            row["layout_note"] = f"{c['layout']} case timed on the equivalent contiguous cache"
         row["dtype"] = c["kv_dtype"]
         tensors, kwargs, scores, row["gqa"] = build_text(torch, c, gqa)
     else:

@@ -33,28 +33,38 @@ struct VKATTN_API KvAppendParams {
   uint32_t num_kv_heads = 1;  // Hkv
   uint32_t head_dim = 64;     // D, a multiple of 8 up to 512
   KvLayout layout = KvLayout::contiguous;
-  uint32_t kv_capacity = 0;   // contiguous/ring: C slots per sequence; paged: page_size
+  uint32_t kv_capacity = 0;   // contiguous/ring: C slots per sequence; paged: page_size (tiered: of the cold tier)
   uint32_t num_pages = 0;     // paged: P pages in the pool
   uint32_t max_pages = 0;     // paged: page-table row length
   uint32_t quant_group = 0;   // i8/i4 caches: 0 one scale per row, 32 one per 32 elements
   std::vector<uint32_t> positions{0};  // one for all sequences or one each; replaced by a GPU buffer if given
   // Paged with host positions: every page written must be allocated here (a freed page is an error).
   const PageAllocator* pages = nullptr;
+  // tiered: every token goes to its cold slot (cold_layout, the cache's dtype)
+  // and to hot slot position % hot_window of the f16 hot ring; of a chunk
+  // longer than the ring only the last hot_window tokens reach the ring.
+  uint32_t hot_window = 0;
+  KvLayout cold_layout = KvLayout::contiguous;
+
+  // The layout the cache slots (the cold tier's, for tiered) are addressed by.
+  KvLayout slot_layout() const { return layout == KvLayout::tiered ? cold_layout : layout; }
 };
 
 struct KvAppendTensors {
   Tensor k, v;                // new rows [B, T, Hkv, D]: f32 | f16 | bf16
-  Tensor cache_k, cache_v;    // f32 | f16 | bf16 | i8 | i4, laid out per layout
+  Tensor cache_k, cache_v;    // f32 | f16 | bf16 | i8 | i4, laid out per layout (tiered: the cold tier)
   Tensor k_scale, v_scale;    // i8/i4 caches: f16 scales
   Tensor page_table;          // paged: u32 [B, max_pages]
   Tensor positions;           // optional u32 [B]: positions on the GPU (a replayed decode step);
                               // a position the cache cannot hold is skipped there, never written out of bounds
+  Tensor hot_k, hot_v;        // tiered: the hot ring, f16 [B, hot_window, Hkv, D]
 };
 
-// Validates and records the write (no submit). Host positions past the cache
-// (contiguous: position + T > C; paged: past max_pages * page_size, or on a
-// page outside the pool or, with `pages`, not allocated) and rings given more
-// tokens than slots are Errors naming the value.
+// Validates and records the write (no submit): one dispatch, for a tiered
+// cache too. Host positions past the cache (contiguous: position + T > C;
+// paged: past max_pages * page_size, or on a page outside the pool or, with
+// `pages`, not allocated; tiered: the same for its cold tier) and rings given
+// more tokens than slots are Errors naming the value.
 VKATTN_API void kv_append(Recorder& rec, const KvAppendParams& params, const KvAppendTensors& tensors);
 
 // Bytes one token occupies in one layer's K and V cache of this dtype,

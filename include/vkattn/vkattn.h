@@ -41,12 +41,20 @@ typedef enum vkattn_dtype {
   VKATTN_I4 = 5
 } vkattn_dtype;
 
-typedef enum vkattn_kv_layout { VKATTN_KV_CONTIGUOUS = 0, VKATTN_KV_RING = 1, VKATTN_KV_PAGED = 2 } vkattn_kv_layout;
+/* The same order as vkattn::KvLayout. Tiered: a hot f16 ring over a cold tier
+ * laid out as vkattn_text_params.cold_layout (see docs/data-contract.md). */
+typedef enum vkattn_kv_layout {
+  VKATTN_KV_CONTIGUOUS = 0,
+  VKATTN_KV_RING = 1,
+  VKATTN_KV_PAGED = 2,
+  VKATTN_KV_TIERED = 3
+} vkattn_kv_layout;
 typedef enum vkattn_vision_layout { VKATTN_VISION_PHD = 0, VKATTN_VISION_HPD = 1 } vkattn_vision_layout;
 
 typedef struct vkattn_context_t* vkattn_context;
 typedef struct vkattn_tensor_t* vkattn_tensor;
 typedef struct vkattn_recorder_t* vkattn_recorder;
+typedef struct vkattn_page_allocator_t* vkattn_page_allocator;
 
 /* The library's version, "MAJOR.MINOR.PATCH". */
 VKATTN_API const char* vkattn_version(void);
@@ -160,23 +168,39 @@ typedef struct vkattn_text_params {
   const uint32_t* kv_start;
   uint32_t kv_start_count;
   uint32_t kv_quant_group; /* i8/i4 K/V: 0 one scale per (token, KV head), 32 one per 32 elements */
+  /* VKATTN_KV_TIERED: of kv_len keys the last min(kv_len, hot_window) are read
+   * from the hot ring (slot position % hot_window), the others from the cold
+   * tier k/v, laid out as cold_layout (contiguous or paged; kv_capacity,
+   * num_pages and max_pages are the cold tier's). */
+  uint32_t hot_window;
+  vkattn_kv_layout cold_layout;
 } vkattn_text_params;
 
 /* NULL for the optional ones (page_table, kv_len, start_pos, kv_start, indirect;
- * k_scale and v_scale unless K/V are i8/i4, see vkattn/kvcache.hpp). */
+ * k_scale and v_scale unless K/V are i8/i4, see vkattn/kvcache.hpp; hot_k and
+ * hot_v, f16 [B, hot_window, Hkv, D], unless the layout is tiered). */
 typedef struct vkattn_text_tensors {
   vkattn_tensor q, k, v, out, page_table, kv_len, start_pos, kv_start, indirect, k_scale, v_scale;
+  vkattn_tensor hot_k, hot_v;
 } vkattn_text_tensors;
 
 /* See vkattn::KvAppendParams: T new tokens for each of B sequences, token t of
- * sequence b at positions[b] + t (positions_count 1 or batch). */
+ * sequence b at positions[b] + t (positions_count 1 or batch). layout:
+ * contiguous, ring or paged; a tiered cache takes one call per tier (its hot
+ * ring as VKATTN_KV_RING of hot_window slots, its cold tier as its own layout). */
 typedef struct vkattn_kv_append_params {
   uint32_t batch, tokens, num_kv_heads, head_dim;
   vkattn_kv_layout layout;
   uint32_t kv_capacity, num_pages, max_pages, quant_group;
   const uint32_t* positions;
   uint32_t positions_count;
+  /* Paged with host positions, optional: every page written must be allocated
+   * to its sequence here (a freed page is an error). */
+  vkattn_page_allocator pages;
 } vkattn_kv_append_params;
+/* Every field at vkattn::KvAppendParams's default. Start from it: fields added
+ * later (the struct grows at its end) then keep their defaults. */
+VKATTN_API vkattn_kv_append_params vkattn_kv_append_params_default(void);
 /* k, v [B, T, Hkv, D]; cache_k/cache_v f32|f16|bf16|i8|i4; k_scale/v_scale for
  * i8/i4 caches; page_table for paged ones; positions (u32 [B]) optional. */
 typedef struct vkattn_kv_append_tensors {
@@ -227,6 +251,93 @@ VKATTN_API vkattn_status vkattn_audio_attention(vkattn_recorder rec, const vkatt
                                                 const vkattn_audio_tensors* tensors,
                                                 const vkattn_plan_options* options, vkattn_call_info* info);
 
+/* ---- BDPA: basis-decomposed paged attention ------------------------------ */
+
+/* See vkattn/bdpa.hpp for the cache (basis rows, int8 residuals with one f32
+ * scale per (row, KV head), an index of (basis row, residual row, position))
+ * and the semantics; the same order as vkattn::RopePairing. */
+typedef enum vkattn_rope_pairing { VKATTN_ROPE_ROTATE_HALF = 0, VKATTN_ROPE_INTERLEAVED = 1 } vkattn_rope_pairing;
+
+/* See vkattn::BdpaParams. Per-sequence values as in vkattn_text_params. scale 0: 1/sqrt(head_dim). */
+typedef struct vkattn_bdpa_params {
+  uint32_t batch, seq_len, num_heads, num_kv_heads, head_dim;
+  int causal;
+  uint32_t window;
+  float softcap, scale;
+  uint32_t kv_capacity, num_basis, num_residual;
+  uint32_t rotary_dim; /* 0: no RoPE */
+  vkattn_rope_pairing pairing;
+  uint32_t rope_positions;
+  const uint32_t* kv_len;
+  uint32_t kv_len_count;
+  const uint32_t* start_pos;
+  uint32_t start_pos_count;
+} vkattn_bdpa_params;
+/* q, out [B, S, H, D]; basis_k/v [num_basis, Hkv, D] f32|f16|bf16; residual_k/v
+ * i8 [num_residual, Hkv, D]; residual_k/v_scale f32 [num_residual, Hkv]; index
+ * u32 [B, kv_capacity, 3]; rope_cos/sin f32 [rope_positions, rotary_dim / 2]
+ * (NULL without RoPE); kv_len, start_pos u32 [B] optional. */
+typedef struct vkattn_bdpa_tensors {
+  vkattn_tensor q, basis_k, basis_v, residual_k, residual_v, residual_k_scale, residual_v_scale, index;
+  vkattn_tensor rope_cos, rope_sin, out, kv_len, start_pos;
+} vkattn_bdpa_tensors;
+
+/* See vkattn::BdpaBuildParams: from a contiguous pre-RoPE cache and its token ids. */
+typedef struct vkattn_bdpa_build_params {
+  uint32_t batch, kv_capacity, num_kv_heads, head_dim, vocab_size;
+  const uint32_t* kv_len;
+  uint32_t kv_len_count;
+} vkattn_bdpa_build_params;
+/* Inputs k, v [B, C, Hkv, D], token_ids u32 [B, C], kv_len optional; outputs of
+ * B * C rows each (basis_k/v f32|f16|bf16, residual_k/v i8, residual_k/v_scale
+ * f32, index u32 [B, C, 3]) and num_basis u32 [1], the basis rows used. */
+typedef struct vkattn_bdpa_build_tensors {
+  vkattn_tensor k, v, token_ids, kv_len;
+  vkattn_tensor basis_k, basis_v, residual_k, residual_v, residual_k_scale, residual_v_scale, index, num_basis;
+} vkattn_bdpa_build_tensors;
+
+/* Validates, plans ("bdpa_*" variants) and records one call (no submit). options and info may be NULL. */
+VKATTN_API vkattn_status vkattn_bdpa_attention(vkattn_recorder rec, const vkattn_bdpa_params* params,
+                                               const vkattn_bdpa_tensors* tensors, const vkattn_plan_options* options,
+                                               vkattn_call_info* info);
+/* Records the build on the GPU (no submit, no read-back). */
+VKATTN_API vkattn_status vkattn_bdpa_build(vkattn_recorder rec, const vkattn_bdpa_build_params* params,
+                                           const vkattn_bdpa_build_tensors* tensors);
+/* Host check of an index of `count` (= batch x kv_capacity x 3) values: the
+ * entries each sequence reads name rows inside the basis, the residual pool
+ * and (with RoPE) the tables; the first one that does not is the message. */
+VKATTN_API vkattn_status vkattn_check_bdpa_index(const vkattn_bdpa_params* params, const uint32_t* index,
+                                                 size_t count);
+
+/* ---- Page allocator ------------------------------------------------------- */
+
+/* See vkattn::PageAllocator: the host side of a paged pool of num_pages pages
+ * of page_size positions, handing pages to `batch` sequences in order of
+ * position; its page table (u32 [batch, max_pages], 0xffffffff without a page)
+ * lives on the GPU. The context must outlive it. */
+VKATTN_API vkattn_status vkattn_page_allocator_create(vkattn_context ctx, uint32_t num_pages, uint32_t page_size,
+                                                      uint32_t batch, uint32_t max_pages,
+                                                      vkattn_page_allocator* out);
+VKATTN_API void vkattn_page_allocator_destroy(vkattn_page_allocator pages);
+/* Sequence `seq` holds positions [0, length) afterwards. */
+VKATTN_API vkattn_status vkattn_page_allocator_reserve(vkattn_page_allocator pages, uint32_t seq, uint64_t length);
+/* Returns every page of sequence `seq` to the pool. */
+VKATTN_API vkattn_status vkattn_page_allocator_release(vkattn_page_allocator pages, uint32_t seq);
+VKATTN_API uint32_t vkattn_page_allocator_free_pages(vkattn_page_allocator pages);
+/* The GPU page table, uploaded if it changed: a new handle to it (destroy it
+ * with vkattn_tensor_destroy; it shows later changes after another call here). */
+VKATTN_API vkattn_status vkattn_page_allocator_table(vkattn_page_allocator pages, vkattn_tensor* out);
+/* Copies the host table (batch x max_pages values; `count` must be that). */
+VKATTN_API vkattn_status vkattn_page_allocator_host_table(vkattn_page_allocator pages, uint32_t* table, size_t count);
+/* An error naming the entry if a position of [first, first + count) of
+ * sequence `seq` is on a page it does not hold (freed or never given). */
+VKATTN_API vkattn_status vkattn_page_allocator_check(vkattn_page_allocator pages, uint32_t seq, uint64_t first,
+                                                     uint64_t count);
+/* An error naming the entry if `table` (batch x max_pages values) holds a page
+ * where the allocator holds another or none (a freed page still in a table). */
+VKATTN_API vkattn_status vkattn_page_allocator_check_table(vkattn_page_allocator pages, const uint32_t* table,
+                                                           size_t count);
+
 /* ---- Can this device run this call? --------------------------------------- */
 
 /* The plan of a call on the context's device, as JSON (variant, reason,
@@ -240,6 +351,10 @@ VKATTN_API vkattn_status vkattn_plan_text(vkattn_context ctx, const vkattn_text_
 VKATTN_API vkattn_status vkattn_plan_vision(vkattn_context ctx, const vkattn_vision_params* params, vkattn_dtype dtype,
                                             const vkattn_plan_options* options, char* json, size_t capacity,
                                             size_t* length);
+/* q: Q's dtype, basis: the basis tensors'. */
+VKATTN_API vkattn_status vkattn_plan_bdpa(vkattn_context ctx, const vkattn_bdpa_params* params, vkattn_dtype q,
+                                          vkattn_dtype basis, const vkattn_plan_options* options, char* json,
+                                          size_t capacity, size_t* length);
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,118 @@ class Module(unittest.TestCase):
             words, scales = self.ctx.quantize_kv(k)
             self.ctx.text_attention(q, words[..., :8], words[..., :8], k_scale=scales, v_scale=scales, kv_dtype="i8")
 
+    def test_tiered_kv(self):
+        """A float16 cold tier under a float16 hot ring of 8 slots: the last 8
+        of 30 keys from the ring (slot position % 8), the rest from the cold
+        tier, which holds other values at the hot positions."""
+        cold_k, cold_v = (self.randn(2, 40, 2, 32, scale=s).astype(np.float16) for s in (2.0, 1.0))
+        hot_k, hot_v = (self.randn(2, 8, 2, 32, scale=s).astype(np.float16) for s in (2.0, 1.0))
+        merged_k, merged_v = cold_k[:, :30].copy(), cold_v[:, :30].copy()
+        for pos in range(22, 30):
+            merged_k[:, pos], merged_v[:, pos] = hot_k[:, pos % 8], hot_v[:, pos % 8]
+        for s in (1, 4):
+            q = self.randn(2, s, 4, 32, scale=2.0)
+            got = self.ctx.text_attention(q, cold_k, cold_v, layout="tiered", hot_k=hot_k, hot_v=hot_v, kv_len=30,
+                                          causal=True)
+            want = text_reference(q, merged_k.astype(np.float32), merged_v.astype(np.float32), 30 - s, True)
+            self.assertLess(rel_err(got, want), F16_TOL, f"S={s}")
+        with self.assertRaisesRegex(ValueError, "hot_k: expected float16"):
+            self.ctx.text_attention(q, cold_k, cold_v, layout="tiered", kv_len=30)
+        with self.assertRaisesRegex(ValueError, "cold_layout"):
+            self.ctx.text_attention(q, cold_k, cold_v, layout="tiered", hot_k=hot_k, hot_v=hot_v, kv_len=30,
+                                    cold_layout="ring")
+
+    def test_bdpa_build_and_attention(self):
+        """A BDPA cache built on the GPU from rows that are a token's embedding
+        plus a smaller part of their own, read with RoPE over 24 of 32
+        dimensions: against the cache as built, and end to end against the
+        unquantized cache each key rotated once."""
+        b, c, hkv, h, d, s, rot, vocab = 2, 24, 2, 4, 32, 2, 24, 6
+        tokens = self.rng.integers(0, vocab, size=(b, c), dtype=np.uint32)
+        emb_k, emb_v = self.randn(vocab, hkv, d), self.randn(vocab, hkv, d)
+        k = emb_k[tokens] + self.randn(b, c, hkv, d, scale=0.3)
+        v = emb_v[tokens] + self.randn(b, c, hkv, d, scale=0.3)
+        kv_len = [20, 13]
+        cache = self.ctx.bdpa_build(k, v, tokens, vocab_size=vocab, kv_len=kv_len)
+        self.assertEqual(cache["residual_k"].dtype, np.int8)
+        self.assertEqual(cache["index"].shape, (b, c, 3))
+        self.assertEqual(cache["num_basis"], len({int(tokens[i, j]) for i in range(b) for j in range(kv_len[i])}))
+        pos = np.arange(c)[:, None]
+        angle = pos * 10000.0 ** (-2.0 * np.arange(rot // 2)[None, :] / rot)
+        cos, sin = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
+        q = self.randn(b, s, h, d, scale=2.0)
+        start = [n - s for n in kv_len]
+        got = self.ctx.bdpa_attention(q, cache["basis_k"], cache["basis_v"], cache["residual_k"], cache["residual_v"],
+                                      cache["residual_k_scale"], cache["residual_v_scale"], cache["index"],
+                                      rope_cos=cos, rope_sin=sin, causal=True, kv_len=kv_len, start_pos=start)
+
+        def rope(x, positions):  # rotate_half over the leading rot elements, x [L, Hkv, D]
+            x = x.astype(np.float64).copy()
+            cs, sn = cos[positions][:, None, :].astype(np.float64), sin[positions][:, None, :].astype(np.float64)
+            a, bb = x[..., :rot // 2].copy(), x[..., rot // 2:rot].copy()
+            x[..., :rot // 2], x[..., rot // 2:rot] = a * cs - bb * sn, bb * cs + a * sn
+            return x
+
+        def attend(kr, vr, seq):  # keys already rotated, [L, Hkv, D]
+            return text_reference(q[seq:seq + 1], kr[None], vr[None], start[seq], True)[0]
+
+        idx = cache["index"].astype(np.int64)
+        for seq, n in enumerate(kv_len):
+            e = idx[seq, :n]
+            rebuilt = [cache["basis_" + t][e[:, 0]] + cache["residual_%s_scale" % t][e[:, 1]][..., None] *
+                       cache["residual_" + t][e[:, 1]] for t in ("k", "v")]
+            exact = attend(rope(rebuilt[0], e[:, 2]), rebuilt[1].astype(np.float64), seq)
+            self.assertLess(rel_err(got[seq], exact), F32_TOL, f"sequence {seq} on the built cache")
+            e2e = attend(rope(k[seq, :n], np.arange(n)), v[seq, :n].astype(np.float64), seq)
+            self.assertLess(rel_err(got[seq], e2e), 3e-2, f"sequence {seq} end to end")  # the i8 KV tolerance
+
+        bad = cache["index"].copy()
+        bad[1, 2, 0] = b * c
+        with self.assertRaisesRegex(ValueError, r"index\[1\]\[2\]: expected a basis row below num_basis \(48\), got 48"):
+            vkattn.check_bdpa_index(bad, num_basis=b * c, num_residual=b * c, kv_len=kv_len)
+        vkattn.check_bdpa_index(cache["index"], num_basis=b * c, num_residual=b * c, kv_len=kv_len, rotary_dim=rot,
+                                rope_positions=c)
+        with self.assertRaisesRegex(ValueError, "rope_sin: expected an array with rope_cos, got None"):
+            self.ctx.bdpa_attention(q, cache["basis_k"], cache["basis_v"], cache["residual_k"], cache["residual_v"],
+                                    cache["residual_k_scale"], cache["residual_v_scale"], cache["index"],
+                                    rope_cos=cos)
+        plan = self.ctx.plan_bdpa(kv_len=1024, basis_dtype="f32")
+        self.assertTrue(plan["variant"].startswith("bdpa_"))
+        with self.assertRaisesRegex(ValueError, "variant: expected a bdpa variant name"):
+            self.ctx.plan_bdpa(variant="no_such_variant", strict=True)
+
+    def test_page_allocator(self):
+        """Pages handed out in order; the table as text_attention's page_table
+        over a pool filled through it; a freed page refused."""
+        pages = vkattn.PageAllocator(self.ctx, num_pages=6, page_size=4, batch=2, max_pages=3)
+        pages.reserve(0, 10)
+        pages.reserve(1, 5)
+        self.assertEqual(pages.free_pages, 1)
+        table = pages.table
+        none = 0xFFFFFFFF
+        self.assertEqual(table.tolist(), [[0, 1, 2], [3, 4, none]])
+        k, v = self.randn(2, 12, 2, 32, scale=2.0), self.randn(2, 12, 2, 32)
+        pool_k, pool_v = np.zeros((6, 4, 2, 32), np.float32), np.zeros((6, 4, 2, 32), np.float32)
+        for seq in range(2):
+            for i, page in enumerate(table[seq]):
+                if page != none:
+                    pool_k[page], pool_v[page] = k[seq, 4 * i:4 * i + 4], v[seq, 4 * i:4 * i + 4]
+        q = self.randn(2, 1, 4, 32, scale=2.0)
+        got = self.ctx.text_attention(q, pool_k, pool_v, layout="paged", page_table=table, kv_len=[10, 5],
+                                      start_pos=[9, 4])
+        for seq, n in enumerate((10, 5)):
+            want = text_reference(q[seq:seq + 1], k[seq:seq + 1, :n], v[seq:seq + 1, :n], n - 1, False)
+            self.assertLess(rel_err(got[seq:seq + 1], want), F32_TOL)
+        pages.check(1, 0, 5)
+        pages.release(0)
+        self.assertEqual(pages.free_pages, 4)
+        with self.assertRaisesRegex(ValueError, r"page_table\[0\]\[0\]: expected a page allocated to sequence 0"):
+            pages.check(0, 0, 1)
+        with self.assertRaisesRegex(ValueError, r"page_table\[0\]\[0\]: expected none .* \(a freed page\)"):
+            pages.check_table(table)
+        with self.assertRaisesRegex(ValueError, r"length: expected at most max_pages \* page_size \(12\), got 100"):
+            pages.reserve(1, 100)
+
     def test_vision_attention(self):
         q, k, v = self.randn(48, 3, 16, scale=2.0), self.randn(48, 3, 16, scale=2.0), self.randn(48, 3, 16)
         got = self.ctx.vision_attention(q, k, v, scale=0.5)
@@ -151,7 +263,7 @@ class Module(unittest.TestCase):
         q, k = self.randn(1, 1, 3, 32), self.randn(1, 8, 2, 32)
         with self.assertRaisesRegex(ValueError, r"num_heads: expected a positive multiple of num_kv_heads \(2\), got 3"):
             self.ctx.text_attention(q, k, k)
-        with self.assertRaisesRegex(ValueError, r"q: expected float32, float16 or uint16"):
+        with self.assertRaisesRegex(ValueError, r"q: expected float32, float16, uint16"):
             self.ctx.text_attention(q.astype(np.float64), k, k)
         with self.assertRaisesRegex(ValueError, r"variant: expected"):
             self.ctx.plan_text(variant="no_such_variant", strict=True)

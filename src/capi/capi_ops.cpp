@@ -1,8 +1,6 @@
 // The C API's ops and the "can this device run this call" queries.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "capi/capi_params.hpp"
 #include "capi/capi_support.hpp"
 #include "vkattn/plan.hpp"
@@ -13,35 +11,8 @@
 using vkattn::capi::guarded;
 using vkattn::capi::require;
 
-namespace {
-// Every op's handles and structs are required.
-void require_op(const void* rec, const void* params, const void* tensors) {
-  require(rec, "rec");
-  require(params, "params");
-  require(tensors, "tensors");
-}
-}  // namespace
+using vkattn::capi::require_op;
 using vkattn::capi::tensor_of;
-
-namespace vkattn::capi {
-namespace {
-
-void fill_info(vkattn_call_info* info, const std::string& variant, const std::string& reason) {
-  if (!info) return;
-  *info = {};
-  copy_text(info->variant, sizeof info->variant, variant);
-  copy_text(info->reason, sizeof info->reason, reason);
-}
-
-void write_json(const std::string& json, char* out, size_t capacity, size_t* length) {
-  require(length, "length");
-  if (capacity) require(out, "json");
-  *length = json.size();
-  copy_text(out, capacity, json);
-}
-
-}  // namespace
-}  // namespace vkattn::capi
 
 using namespace vkattn;
 
@@ -64,12 +35,10 @@ vkattn_status vkattn_text_attention(vkattn_recorder rec, const vkattn_text_param
     t.indirect = tensor_of(tensors->indirect);
     t.k_scale = tensor_of(tensors->k_scale);
     t.v_scale = tensor_of(tensors->v_scale);
+    t.hot_k = tensor_of(tensors->hot_k);
+    t.hot_v = tensor_of(tensors->hot_v);
     const auto r = text_attention(*rec->recorder, capi::text_params_of(*params), t, capi::plan_options_of(options));
-    capi::fill_info(info, r.variant, r.reason);
-    if (info) {
-      std::copy(std::begin(r.workgroups), std::end(r.workgroups), info->workgroups);
-      info->splits = r.splits;
-    }
+    capi::fill_info(info, r);
   });
 }
 
@@ -90,6 +59,21 @@ vkattn_status vkattn_kv_append(vkattn_recorder rec, const vkattn_kv_append_param
   });
 }
 
+vkattn_kv_append_params vkattn_kv_append_params_default(void) {
+  const KvAppendParams d;
+  vkattn_kv_append_params c{};
+  c.batch = d.batch;
+  c.tokens = d.tokens;
+  c.num_kv_heads = d.num_kv_heads;
+  c.head_dim = d.head_dim;
+  c.layout = static_cast<vkattn_kv_layout>(d.layout);
+  c.kv_capacity = d.kv_capacity;
+  c.num_pages = d.num_pages;
+  c.max_pages = d.max_pages;
+  c.quant_group = d.quant_group;
+  return c;  // positions NULL: {0}, as the default; pages NULL
+}
+
 vkattn_status vkattn_vision_attention(vkattn_recorder rec, const vkattn_vision_params* params,
                                       const vkattn_vision_tensors* tensors, const vkattn_plan_options* options,
                                       vkattn_call_info* info) {
@@ -99,7 +83,7 @@ vkattn_status vkattn_vision_attention(vkattn_recorder rec, const vkattn_vision_p
                                    tensor_of(tensors->out)};
     const auto r =
         vision_attention(*rec->recorder, capi::vision_params_of(*params), t, capi::plan_options_of(options));
-    capi::fill_info(info, r.variant, r.reason);
+    capi::fill_info(info, r);
   });
 }
 
@@ -127,7 +111,7 @@ vkattn_status vkattn_audio_attention(vkattn_recorder rec, const vkattn_audio_par
     const AudioAttentionTensors t{tensor_of(tensors->q),       tensor_of(tensors->k),       tensor_of(tensors->v),
                                   tensor_of(tensors->per_dim_scale), tensor_of(tensors->rel_pos), tensor_of(tensors->out)};
     const auto r = audio_attention(*rec->recorder, p, t, capi::plan_options_of(options));
-    capi::fill_info(info, r.variant, r.reason);
+    capi::fill_info(info, r);
   });
 }
 

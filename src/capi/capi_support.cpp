@@ -42,6 +42,19 @@ void require(const void* handle, const char* name) {
   if (!handle) throw Error(ErrorKind::invalid_argument, fmt::format("{}: expected non-null, got NULL", name));
 }
 
+void require_op(const void* rec, const void* params, const void* tensors) {
+  require(rec, "rec");
+  require(params, "params");
+  require(tensors, "tensors");
+}
+
+void write_json(const std::string& json, char* out, size_t capacity, size_t* length) {
+  require(length, "length");
+  if (capacity) require(out, "json");
+  *length = json.size();
+  copy_text(out, capacity, json);
+}
+
 Tensor tensor_of(vkattn_tensor t) { return t ? t->tensor : Tensor{}; }
 
 PlanOptions plan_options_of(const vkattn_plan_options* options) {

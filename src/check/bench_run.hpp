@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "check/bench_probes.hpp"
 #include "check/bench_suite.hpp"
@@ -52,6 +53,7 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
 
 // Seeds of the bench pattern (check/bench_probes.hpp) per input tensor.
 constexpr uint32_t kBenchSeedQ = 1, kBenchSeedK = 2, kBenchSeedV = 3;
+constexpr uint32_t kBenchSeedHotK = 4, kBenchSeedHotV = 5;  // a tiered cache's hot ring
 // Fills one call's Q, K and V with the bench pattern under their seeds.
 inline void record_fill_inputs(Recorder& rec, const Tensor& q, const Tensor& k, const Tensor& v) {
   record_fill(rec, q, kBenchSeedQ);
@@ -66,8 +68,14 @@ std::string text_skip_reason(const DeviceCaps& caps, const TextCase& c);
 // Parity of `got` (the whole output of `c` on pattern-filled inputs, with
 // `table` its page table) on every row, or on sampled blocks past the oracle
 // budget; sets r's parity fields, and a failed status past `tol`.
+// Quantized K/V as the kernel reads them (codes and f16 scales in storage
+// order), for parity over the dequantized values.
+struct QuantizedKv {
+  std::vector<uint32_t> k_words, v_words;
+  std::vector<uint16_t> k_scales, v_scales;
+};
 void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, const std::vector<float>& got,
-                       reference::Tolerance tol, BenchRecord& r);
+                       reference::Tolerance tol, BenchRecord& r, const QuantizedKv* quantized = nullptr);
 // Runs copy 0 of a call once (its output is what parity checks), then times
 // it back to back (check/timing.hpp) unless the device has no timestamps or
 // that run exceeded --max-run-ms (r says why). `record(rec, i)` records copy i.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -53,6 +54,7 @@ constexpr Field kFields[] = {
     {"bytes", Kind::positive, kProbe},     {"workgroups", Kind::non_negative, kProbe},
     {"iterations", Kind::positive, kProbe},
     {"recorded_at", Kind::positive, kText},
+    {"hot_window", Kind::positive, kText}, {"cold_layout", Kind::text, kText},
 };
 
 struct FamilyName {
@@ -77,7 +79,7 @@ const char* describe(Kind k) {
     case Kind::positive: return "a positive integer";
     case Kind::non_negative: return "a non-negative integer";
     case Kind::boolean: return "true or false";
-    case Kind::number: return "a non-negative number";
+    case Kind::number: return "a non-negative number in float range";
     case Kind::text: return "a string";
   }
   return "";
@@ -112,7 +114,8 @@ class Reader {
       case Kind::positive: ok = v.is_number_unsigned() && v.get<uint64_t>() > 0; break;
       case Kind::non_negative: ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); break;
       case Kind::boolean: ok = v.is_boolean(); break;
-      case Kind::number: ok = v.is_number() && v.get<double>() >= 0; break;
+      // Numbers become floats: one past float's range would be an undefined conversion.
+      case Kind::number: ok = v.is_number() && v.get<double>() >= 0 && v.get<double>() <= FLT_MAX; break;
       case Kind::text: ok = v.is_string(); break;
     }
     if (f.kind == Kind::positive || f.kind == Kind::non_negative)
@@ -185,11 +188,12 @@ class CaseBuilder {
     return has(key) ? raw_.fields[key].get<std::string>() : fallback;
   }
   double number(const char* key, double fallback) const { return has(key) ? raw_.fields[key].get<double>() : fallback; }
-  DType dtype(const char* key, const std::string& fallback) const {
+  DType dtype(const char* key, const std::string& fallback, bool quantized_too = false) const {
     const std::string v = text(key, fallback);
-    for (DType t : {DType::f32, DType::f16, DType::bf16})
-      if (v == to_string(t)) return t;
-    r_.fail(raw_.where + "." + key, fmt::format("expected f32, f16 or bf16, got \"{}\"", v));
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i4})
+      if (v == to_string(t) && (quantized_too || (t != DType::i8 && t != DType::i4))) return t;
+    r_.fail(raw_.where + "." + key,
+            fmt::format("expected f32, f16{}, got \"{}\"", quantized_too ? ", bf16, i8 or i4" : " or bf16", v));
   }
 
   std::string build_text(TextCase& c) {
@@ -203,17 +207,42 @@ class CaseBuilder {
     if (layout_name == "contiguous") layout = KvLayout::contiguous;
     else if (layout_name == "ring") layout = KvLayout::ring;
     else if (layout_name == "paged") layout = KvLayout::paged;
-    else r_.fail(raw_.where + ".layout", fmt::format("expected contiguous, ring or paged, got \"{}\"", layout_name));
-    if (has("page_size") && layout != KvLayout::paged)
-      r_.fail(raw_.where + ".page_size", fmt::format("applies to the paged layout only, the layout is {}", layout_name));
+    else if (layout_name == "tiered") layout = KvLayout::tiered;
+    else
+      r_.fail(raw_.where + ".layout",
+              fmt::format("expected contiguous, ring, paged or tiered, got \"{}\"", layout_name));
+    // Tiered: the hot ring's slots and the cold tier's layout (whose page size page_size is).
+    const bool tiered = layout == KvLayout::tiered;
+    for (const char* key : {"hot_window", "cold_layout"})
+      if (has(key) && !tiered)
+        r_.fail(raw_.where + "." + key, fmt::format("applies to the tiered layout only, the layout is {}", layout_name));
+    const std::string cold_name = text("cold_layout", "paged");
+    if (cold_name != "contiguous" && cold_name != "paged")
+      r_.fail(raw_.where + ".cold_layout", fmt::format("expected contiguous or paged, got \"{}\"", cold_name));
+    const KvLayout cold = cold_name == "paged" ? KvLayout::paged : KvLayout::contiguous;
+    const KvLayout slots = tiered ? cold : layout;
+    if (has("page_size") && slots != KvLayout::paged)
+      r_.fail(raw_.where + ".page_size", fmt::format("applies to the paged layout only (or a paged cold tier), the "
+                                                     "layout is {}{}",
+                                                     layout_name, tiered ? " with a contiguous cold tier" : ""));
     c = make_text_bench_case(u32("batch", 1), seq_len, heads, u32("kv_heads", heads), required("head_dim"), kv_len,
-                             layout, u32("page_size", 16));
+                             slots, u32("page_size", 16));
+    if (tiered) {
+      c.params.layout = KvLayout::tiered;
+      c.params.cold_layout = cold;
+      c.params.hot_window = u32("hot_window", 256);
+    }
     c.params.causal = has("causal") ? raw_.fields["causal"].get<bool>() : true;
     c.params.window = u32("window", 0);
     c.params.softcap = static_cast<float>(number("softcap", 0.0));
     if (has("scale")) c.params.scale = static_cast<float>(number("scale", 0.0));
     c.q = dtype("q_dtype", "f16");
-    c.kv = dtype("kv_dtype", std::string(to_string(c.q)));
+    c.kv = dtype("kv_dtype", std::string(to_string(c.q)), true);
+    const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
+    if (quantized && c.q == DType::bf16)
+      r_.fail(raw_.where + ".q_dtype", fmt::format("expected f32 or f16 with kv_dtype {}, got bf16", to_string(c.kv)));
+    if (tiered && c.kv == DType::f32)
+      r_.fail(raw_.where + ".kv_dtype", "expected f16, bf16, i8 or i4 for the tiered layout's cold tier, got f32");
     c.out = dtype("out_dtype", std::string(to_string(c.q)));
     c.recorded_at = u32("recorded_at", 0);
     if (c.recorded_at && (c.recorded_at < seq_len || c.recorded_at > kv_len))
@@ -354,7 +383,8 @@ std::string text_bench_name(const TextCase& c) {
   const auto& p = c.params;
   std::string s = fmt::format("{} B{} S{} H{}/{} D{} L{} {}", p.seq_len == 1 ? "decode" : "prefill", p.batch,
                               p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, p.kv_len[0], to_string(p.layout));
-  if (p.layout == KvLayout::paged) s += fmt::format(" ps{}", p.kv_capacity);
+  if (p.layout == KvLayout::tiered) s += fmt::format(" hot{} cold {}", p.hot_window, to_string(p.cold_layout));
+  if (p.slot_layout() == KvLayout::paged) s += fmt::format(" ps{}", p.kv_capacity);
   s += fmt::format(" {}/{}", to_string(c.q), to_string(c.kv));
   if (c.out != c.q) s += fmt::format("->{}", to_string(c.out));
   if (p.seq_len > 1 && !p.causal) s += " noncausal";

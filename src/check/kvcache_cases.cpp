@@ -15,6 +15,7 @@
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "shaders/kv_quant_interface.h"
+#include "shaders/text_kv_tier.h"
 #include "vkattn/kvcache.hpp"
 #include "vkattn/plan.hpp"
 #include "vkattn/recorder.hpp"
@@ -46,6 +47,19 @@ std::vector<std::pair<uint32_t, uint32_t>> chunks_of(const KvCacheCase& c) {
     out.push_back({at, std::min(piece, c.length - 1 - at)});
   out.push_back({c.length - 1, 1});
   return out;
+}
+
+// The most rounding to `dtype` moved a value of each row of d values.
+std::vector<double> rounding_row_error(DType dtype, uint32_t d, std::span<const float> rows) {
+  std::vector<double> out(rows.size() / d, 0.0);
+  for (size_t i = 0; i < rows.size(); ++i)
+    out[i / d] = std::max(out[i / d], std::fabs(double(rows[i]) - reference::round_to(dtype, rows[i])));
+  return out;
+}
+
+std::vector<double> concat(std::vector<double> a, const std::vector<double>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 std::vector<uint16_t> download_u16(Context& ctx, const Tensor& t, size_t n) {
@@ -122,6 +136,7 @@ std::string describe(const KvCacheCase& c) {
                               c.num_heads, c.num_kv_heads, c.head_dim, c.length, c.seq_len, to_string(c.src),
                               to_string(c.cache), c.quant_group ? fmt::format(" group{}", c.quant_group) : "",
                               to_string(c.q));
+  if (c.layout == KvLayout::tiered) s += fmt::format(" cold {} hot {}", to_string(c.cold_layout), c.hot_window);
   if (c.gpu_positions) s += " gpu-positions";
   if (!c.variant.empty()) s += " " + c.variant;
   return s;
@@ -133,7 +148,8 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
   r.name = describe(c);
   try {
     std::mt19937 rng(c.seed);
-    const bool paged = c.layout == KvLayout::paged;
+    const bool tiered = c.layout == KvLayout::tiered;
+    const bool paged = (tiered ? c.cold_layout : c.layout) == KvLayout::paged;
     const uint32_t d = c.head_dim, hkv = c.num_kv_heads;
     const uint32_t num_pages = paged ? c.batch * c.max_pages : 0;
     const uint64_t slots = paged ? uint64_t(num_pages) * c.capacity : uint64_t(c.batch) * c.capacity;
@@ -155,6 +171,14 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
       t.k_scale = zeroed(DType::f16, scale_shape);
       t.v_scale = zeroed(DType::f16, scale_shape);
     }
+    // Tiered: the f16 hot ring, zeroed, and what it should hold.
+    const uint64_t hot_rows = uint64_t(c.batch) * c.hot_window * hkv;
+    if (tiered) {
+      t.hot_k = zeroed(DType::f16, {c.batch, c.hot_window, hkv, d});
+      t.hot_v = zeroed(DType::f16, {c.batch, c.hot_window, hkv, d});
+    }
+    std::vector<float> hot_raw_k(hot_rows * d, 0.0f), hot_raw_v(hot_rows * d, 0.0f);
+    std::vector<bool> hot_written(hot_rows, false);
     std::optional<PageAllocator> pages;
     if (paged) {
       pages.emplace(ctx, num_pages, c.capacity, c.batch, c.max_pages);
@@ -175,6 +199,8 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
       x.kv_capacity = c.capacity;
       x.num_pages = num_pages;
       x.max_pages = c.max_pages;
+      x.cold_layout = c.cold_layout;
+      x.hot_window = c.hot_window;
     };
     KvAppendParams ap;
     cache_of(ap);
@@ -204,11 +230,23 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
             std::copy_n(k.values.begin() + src, d, raw_k.begin() + dst);
             std::copy_n(v.values.begin() + src, d, raw_v.begin() + dst);
             written[slot * hkv + h] = true;
+            // The ring gets the last hot_window tokens of the chunk.
+            if (!tiered || tokens - i > c.hot_window) continue;
+            const uint64_t hot = (uint64_t(b) * c.hot_window + text::text_tier_hot_slot(pos, c.hot_window)) * hkv + h;
+            std::copy_n(k.values.begin() + src, d, hot_raw_k.begin() + hot * d);
+            std::copy_n(v.values.begin() + src, d, hot_raw_v.begin() + hot * d);
+            hot_written[hot] = true;
           }
         }
     }
     const CacheContents ck = check_cache(ctx, c, "cache_k", t.cache_k, t.k_scale, raw_k, written);
     const CacheContents cv = check_cache(ctx, c, "cache_v", t.cache_v, t.v_scale, raw_v, written);
+    KvCacheCase hot_case = c;  // the hot ring is an f16 cache of hot_window slots
+    hot_case.cache = DType::f16;
+    const CacheContents hk = tiered ? check_cache(ctx, hot_case, "hot_k", t.hot_k, {}, hot_raw_k, hot_written)
+                                    : CacheContents{};
+    const CacheContents hv = tiered ? check_cache(ctx, hot_case, "hot_v", t.hot_v, {}, hot_raw_v, hot_written)
+                                    : CacheContents{};
 
     // Attention over the cache: the last seq_len positions as queries.
     TextAttentionParams p;
@@ -232,6 +270,8 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
     at.v_scale = t.v_scale;
     at.out = ctx.tensor(c.q, q_shape);
     at.page_table = t.page_table;
+    at.hot_k = t.hot_k;
+    at.hot_v = t.hot_v;
     PlanOptions options;
     options.variant = c.variant;
     options.strict = !c.variant.empty();
@@ -248,14 +288,20 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
     // Check 1: the oracle over exactly the values the kernel reads (dequantized
     // values are exact in f32, so the tolerance is that of the Q/output dtype).
     r.tol = reference::tolerance_for(c.q, quantized(c.cache) ? c.q : c.cache, c.q);
-    r.cmp = reference::compare(got, reference::text_attention(p, q.values, ck.values, cv.values, table), r.tol);
+    r.cmp = reference::compare(got, reference::text_attention(p, q.values, ck.values, cv.values, table, hk.values, hv.values),
+                               r.tol);
     r.passed = r.cmp.passed;
     // Check 2 (quantized): against the unquantized data, within the quantization bound plus the tolerance.
     if (quantized(c.cache)) {
-      const std::vector<double> want = reference::text_attention(p, q.values, raw_k, raw_v, table);
+      // The hot ring's keys moved by their f16 rounding only; the bound takes the largest error of both tiers.
+      const std::vector<double> want =
+          reference::text_attention(p, q.values, raw_k, raw_v, table, hot_raw_k, hot_raw_v);
       const std::vector<double> bound = reference::quant_attention_bound(
-          p, q.values, raw_v, reference::quant_row_error(c.cache, c.quant_group, d, raw_k, ck.scales),
-          reference::quant_row_error(c.cache, c.quant_group, d, raw_v, cv.scales));
+          p, q.values, raw_v,
+          concat(reference::quant_row_error(c.cache, c.quant_group, d, raw_k, ck.scales),
+                 rounding_row_error(DType::f16, d, hot_raw_k)),
+          concat(reference::quant_row_error(c.cache, c.quant_group, d, raw_v, cv.scales),
+                 rounding_row_error(DType::f16, d, hot_raw_v)));
       double max_want = 0.0;
       for (double w : want) max_want = std::max(max_want, std::fabs(w));
       double worst = -INFINITY;  // the largest err - allowed, and that element's err and allowance
@@ -299,6 +345,34 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       c.seq_len = 8;  // prefill over the cache
       add(c);
     }
+  // Tiered: a prefill chunk longer than the hot ring (only its last hot_window
+  // tokens reach the ring), then a decode token, into both cold layouts and
+  // every cold dtype; the attention reads across the tier boundary.
+  for (KvLayout cold : {KvLayout::contiguous, KvLayout::paged})
+    for (DType cache : {DType::f16, DType::bf16, DType::i8, DType::i4}) {
+      KvCacheCase c;
+      c.layout = KvLayout::tiered;
+      c.cold_layout = cold;
+      c.hot_window = 16;
+      c.cache = cache;
+      c.capacity = cold == KvLayout::paged ? 8 : 48;
+      c.max_pages = cold == KvLayout::paged ? 6 : 0;
+      c.batch = 2;
+      c.num_heads = 4;
+      c.num_kv_heads = 2;
+      c.gpu_positions = cache == DType::i8 || cache == DType::bf16;
+      c.quant_group = cache == DType::i4 && cold == KvLayout::paged ? KV_QUANT_GROUP : 0;
+      add(c);
+      c.seq_len = 8;
+      add(c);
+    }
+  {
+    KvCacheCase c;  // a hot ring longer than the context: every key hot
+    c.layout = KvLayout::tiered;
+    c.hot_window = 64;
+    c.src = DType::f16;
+    add(c);
+  }
   // Source dtypes, scale groups, Q dtypes, head dims.
   for (DType src : {DType::f16, DType::bf16}) {
     KvCacheCase c;

@@ -1,5 +1,6 @@
 // Cases of the kvcache family: new tokens written by kv_append into a
-// contiguous, ring or paged cache (f32/f16/bf16/int8/int4), the cache checked
+// contiguous, ring, paged or tiered cache (f32/f16/bf16/int8/int4; tiered: an
+// f16 hot ring and a contiguous or paged cold tier), the cache checked
 // element by element against the host reference, then text attention over it
 // checked twice: against the float64 oracle over the values the kernel reads
 // (the usual tolerance) and, for quantized caches, against the unquantized
@@ -17,6 +18,8 @@ namespace vkattn::check {
 
 struct KvCacheCase {
   KvLayout layout = KvLayout::contiguous;
+  KvLayout cold_layout = KvLayout::contiguous;  // tiered: the cold tier's layout (capacity and max_pages are its)
+  uint32_t hot_window = 0;                      // tiered: slots of the f16 hot ring
   uint32_t batch = 1, num_heads = 2, num_kv_heads = 1, head_dim = 32;
   uint32_t capacity = 48;            // contiguous/ring slots, or the page size
   uint32_t max_pages = 0;            // paged: pages per sequence (the pool holds batch x max_pages)

@@ -2,13 +2,18 @@
 // Writes the K/V rows of new tokens into a KV cache, converting on the way
 // (f32/f16/bf16 -> f32/f16/bf16/int8/int4). One workgroup per (token, KV head,
 // sequence); invocation u owns elements 8u..8u+7 of the row.
-//   step 1: where the token goes: position(b) + t, through the layout; a
-//           position the cache cannot hold (past a contiguous cache, a page
-//           index past the table, a page outside the pool) is not written;
+//   step 1: where the token goes: position(b) + t, through the layout (a
+//           tiered cache's cold tier); a position the cache cannot hold (past
+//           a contiguous cache, a page index past the table, a page outside
+//           the pool) is not written, in neither tier;
 //   step 2: float caches: convert and store;
 //   step 3: quantized caches: absmax of each row or group of KV_QUANT_GROUP
 //           (shared memory), the f16 scale, then the codes computed with that
-//           rounded scale, packed little-endian.
+//           rounded scale, packed little-endian;
+//   step 4: tiered (HOT_RING): the same row in f16 to hot slot
+//           text_tier_hot_slot(pos), for the last hot_window tokens of the
+//           chunk only (earlier ones would be overwritten in the same call,
+//           by another workgroup in no set order).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -18,12 +23,14 @@
 #include "text_common.glsl"
 #include "text_key_range.glsl"
 #include "kv_quant_scale.glsl"
+#include "text_kv_tier.h"
 
 layout(constant_id = KVA_SC_HEAD_DIM) const uint D = 64;
 layout(constant_id = KVA_SC_SRC_TYPE) const uint SRC_TYPE = DTYPE_F32;
 layout(constant_id = KVA_SC_DST_TYPE) const uint DST_TYPE = DTYPE_F16;
 layout(constant_id = KVA_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = KVA_SC_GROUP) const uint GROUP = KV_QUANT_GROUP_ROW;
+layout(constant_id = KVA_SC_HOT_RING) const bool HOT_RING = false;
 
 layout(local_size_x = KVA_WG_SIZE) in;
 
@@ -37,6 +44,8 @@ layout(std430, binding = KVA_BIND_K_SCALE) buffer KScale { uint k_scale[]; };
 layout(std430, binding = KVA_BIND_V_SCALE) buffer VScale { uint v_scale[]; };
 layout(std430, binding = KVA_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
 layout(std430, binding = KVA_BIND_POSITIONS) readonly buffer Positions { uint positions[]; };
+layout(std430, binding = KVA_BIND_HOT_K) writeonly buffer HotK { uvec4 hot_k[]; };
+layout(std430, binding = KVA_BIND_HOT_V) writeonly buffer HotV { uvec4 hot_v[]; };
 
 const bool QUANT = DST_TYPE == DTYPE_INT8 || DST_TYPE == DTYPE_INT4;
 const uint LANES = DST_TYPE == DTYPE_INT4 ? KV_QUANT_INT4_LANES : KV_QUANT_INT8_LANES;
@@ -61,6 +70,9 @@ void store_words(bool is_k, uint word, uint w) {
   else dst_v1[word] = w;
 }
 
+// One unit (8 elements) of a 16-bit dtype as four words.
+uvec4 pack_unit(uint type, vec4 lo, vec4 hi) { return uvec4(pack_vec4(type, lo).xy, pack_vec4(type, hi).xy); }
+
 void store_float(bool is_k, uint e, vec4 lo, vec4 hi) {
   if (DST_TYPE == DTYPE_F32) {
     if (is_k) {
@@ -71,7 +83,7 @@ void store_float(bool is_k, uint e, vec4 lo, vec4 hi) {
       dst_v4[e / 4u + 1u] = floatBitsToUint(hi);
     }
   } else {
-    const uvec4 w = uvec4(pack_vec4(DST_TYPE, lo).xy, pack_vec4(DST_TYPE, hi).xy);
+    const uvec4 w = pack_unit(DST_TYPE, lo, hi);
     if (is_k) dst_k4[e / 8u] = w;
     else dst_v4[e / 8u] = w;
   }
@@ -138,6 +150,9 @@ void main() {
   }
   const uint src_row = (b * pc.tokens + t) * pc.num_kv_heads + kvh;
   const uint dst_row = (outer * pc.capacity + inner) * pc.num_kv_heads + kvh;
+  const bool to_hot = HOT_RING && pc.tokens - t <= pc.hot_window;  // t < tokens: no wrap
+  const uint hot_slot = to_hot ? b * pc.hot_window + text_tier_hot_slot(pos, pc.hot_window) : 0u;
+  const uint hot_row = hot_slot * pc.num_kv_heads + kvh;
 
   [[unroll]] for (uint which = 0; which < 2u; ++which) {
     const bool is_k = which == 0u;
@@ -147,6 +162,11 @@ void main() {
       store_quantized(is_k, u, dst_row, lo, hi);
     } else if (u < UNITS) {
       store_float(is_k, dst_row * D + u * KVA_UNIT, lo, hi);  // step 2
+    }
+    if (to_hot && u < UNITS) {  // step 4
+      const uvec4 w = pack_unit(DTYPE_F16, lo, hi);
+      if (is_k) hot_k[(hot_row * D + u * KVA_UNIT) / 8u] = w;
+      else hot_v[(hot_row * D + u * KVA_UNIT) / 8u] = w;
     }
   }
 }

@@ -7,9 +7,10 @@
 #define KVA_SC_HEAD_DIM 0
 #define KVA_SC_SRC_TYPE 1  // DTYPE_F32/F16/BF16
 #define KVA_SC_DST_TYPE 2  // DTYPE_F32/F16/BF16/INT8/INT4
-#define KVA_SC_LAYOUT 3    // TEXT_LAYOUT_*
+#define KVA_SC_LAYOUT 3    // TEXT_LAYOUT_CONTIGUOUS/RING/PAGED: the slots (a tiered cache's cold tier)
 #define KVA_SC_GROUP 4     // quantized: KV_QUANT_GROUP_ROW or KV_QUANT_GROUP
-#define KVA_SC_COUNT 5
+#define KVA_SC_HOT_RING 5  // 1: tiered, each token also goes to the f16 hot ring
+#define KVA_SC_COUNT 6
 
 // One workgroup per (new token, KV head, sequence); invocation u owns elements
 // 8u..8u+7 of the row, so a row of up to 512 elements needs 64.
@@ -26,7 +27,9 @@
 #define KVA_BIND_V_SCALE 5
 #define KVA_BIND_PAGE_TABLE 6 // paged: u32 [B, max_pages]
 #define KVA_BIND_POSITIONS 7  // u32 [B]: position of token 0 of each sequence
-#define KVA_BINDINGS 8
+#define KVA_BIND_HOT_K 8      // KVA_SC_HOT_RING: f16 [B, hot_window, Hkv, D]
+#define KVA_BIND_HOT_V 9
+#define KVA_BINDINGS 10
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -46,10 +49,11 @@ KVA_PUSH_STRUCT {
   uint num_pages;     // paged: pages in the pool
   uint flags;         // KVA_FLAG_*
   uint position;      // used unless KVA_FLAG_POSITIONS_BUFFER
+  uint hot_window;    // KVA_SC_HOT_RING: slots of the hot ring (> 0)
 }
 #ifdef __cplusplus
 ;
-static_assert(sizeof(KvAppendPush) == 32);
+static_assert(sizeof(KvAppendPush) == 36);
 }  // namespace vkattn::kvappend
 #else
 pc;

@@ -11,56 +11,20 @@
 #include "c_oracle.h"
 #include "vkattn/vkattn.h"
 
-/* A new f32 tensor of `shape` holding `data` (n elements). */
-static vkattn_tensor tensor_with(vkattn_context ctx, const uint64_t* shape, uint32_t rank, const float* data,
-                                 size_t n) {
-  vkattn_tensor t = NULL;
-  CHECK_OK(vkattn_tensor_create(ctx, VKATTN_F32, shape, rank, &t));
-  if (data) CHECK_OK(vkattn_upload(ctx, t, data, n * sizeof(float)));
-  return t;
-}
-
-static float* download(vkattn_context ctx, vkattn_tensor t) {
-  const size_t bytes = vkattn_tensor_bytes(t);
-  float* out = malloc(bytes);
-  CHECK_OK(vkattn_download(ctx, t, out, bytes));
-  return out;
-}
-
-/* Frees what a check allocated: host arrays, then tensors (NULL-terminated lists). */
-static void release(float** arrays, vkattn_tensor* tensors) {
-  for (; *arrays; ++arrays) free(*arrays);
-  for (; *tensors; ++tensors) vkattn_tensor_destroy(*tensors);
-}
-
 static void text(vkattn_context ctx, vkattn_recorder rec) {
-  const uint32_t kv_len = 40, start_pos = 36;
-  vkattn_text_params p = {0};
-  p.batch = 1;
-  p.seq_len = 4;
-  p.num_heads = 4;
-  p.num_kv_heads = 2;
-  p.head_dim = 32;
-  p.causal = 1;
-  p.kv_capacity = 40;
-  p.kv_len = &kv_len;
-  p.kv_len_count = 1;
-  p.start_pos = &start_pos;
-  p.start_pos_count = 1;
-  const uint64_t qs[4] = {1, 4, 4, 32}, ks[4] = {1, 40, 2, 32};
-  const size_t nq = 4 * 4 * 32, nk = 40 * 2 * 32;
-  float *q = random_floats(nq, 2.0f), *k = random_floats(nk, 2.0f), *v = random_floats(nk, 1.0f);
+  c_text_case c = c_text_case_make();
+  vkattn_text_params p = c.params;
   vkattn_text_tensors t = {0};
-  t.q = tensor_with(ctx, qs, 4, q, nq);
-  t.k = tensor_with(ctx, ks, 4, k, nk);
-  t.v = tensor_with(ctx, ks, 4, v, nk);
-  t.out = tensor_with(ctx, qs, 4, NULL, 0);
+  t.q = tensor_with(ctx, c.q_shape, 4, c.q, c.nq);
+  t.k = tensor_with(ctx, c.kv_shape, 4, c.k, c.nk);
+  t.v = tensor_with(ctx, c.kv_shape, 4, c.v, c.nk);
+  t.out = tensor_with(ctx, c.q_shape, 4, NULL, 0);
   vkattn_call_info info;
   CHECK_OK(vkattn_text_attention(rec, &p, &t, NULL, &info));
   CHECK_OK(vkattn_recorder_run(rec));
   CHECK(strlen(info.variant) > 0, "expected the chosen variant's name");
   float* got = download(ctx, t.out);
-  check_error("text", c_oracle_text_error(&p, q, k, v, got));
+  check_error("text", c_oracle_text_error(&p, c.q, c.k, c.v, NULL, NULL, got));
 
   /* The plan of the same call, without recording: its size, then the JSON. */
   size_t length = 0;
@@ -81,7 +45,8 @@ static void text(vkattn_context ctx, vkattn_recorder rec) {
   CHECK(strstr(vkattn_last_error(), "params: expected non-null") != NULL, "message: %s", vkattn_last_error());
 
   free(json);
-  release((float*[]){got, q, k, v, NULL}, (vkattn_tensor[]){t.q, t.k, t.v, t.out, NULL});
+  c_text_case_free(&c);
+  release((void*[]){got, NULL}, (vkattn_tensor[]){t.q, t.k, t.v, t.out, NULL});
 }
 
 static void vision(vkattn_context ctx, vkattn_recorder rec) {
@@ -98,7 +63,7 @@ static void vision(vkattn_context ctx, vkattn_recorder rec) {
   size_t length = 0;
   CHECK_OK(vkattn_plan_vision(ctx, &p, VKATTN_F32, NULL, NULL, 0, &length));
   CHECK(length > 0, "vision plan JSON length");
-  release((float*[]){got, q, k, v, NULL}, (vkattn_tensor[]){t.q, t.k, t.v, t.out, NULL});
+  release((void*[]){got, q, k, v, NULL}, (vkattn_tensor[]){t.q, t.k, t.v, t.out, NULL});
 }
 
 static void pos_embed(vkattn_context ctx, vkattn_recorder rec) {
@@ -110,7 +75,7 @@ static void pos_embed(vkattn_context ctx, vkattn_recorder rec) {
   CHECK_OK(vkattn_recorder_run(rec));
   float* got = download(ctx, t.hidden);
   check_error("pos-embed", c_oracle_pos_embed_error(&p, hidden, table, got));
-  release((float*[]){got, hidden, table, NULL}, (vkattn_tensor[]){t.hidden, t.table, NULL});
+  release((void*[]){got, hidden, table, NULL}, (vkattn_tensor[]){t.hidden, t.table, NULL});
 }
 
 static void audio(vkattn_context ctx, vkattn_recorder rec) {
@@ -129,7 +94,7 @@ static void audio(vkattn_context ctx, vkattn_recorder rec) {
   CHECK_OK(vkattn_recorder_run(rec));
   float* got = download(ctx, t.out);
   check_error("audio", c_oracle_audio_error(&p, q, k, v, scale, rel, got));
-  release((float*[]){got, q, k, v, scale, rel, NULL},
+  release((void*[]){got, q, k, v, scale, rel, NULL},
           (vkattn_tensor[]){t.q, t.k, t.v, t.per_dim_scale, t.rel_pos, t.out, NULL});
 }
 
@@ -195,7 +160,7 @@ static void kv_append_c(vkattn_context ctx, vkattn_recorder rec) {
   CHECK(vkattn_kv_append(rec, &p, &qt) == VKATTN_INVALID_ARGUMENT, "position 8 of 8 slots");
   CHECK(strstr(vkattn_last_error(), "positions: expected position + tokens <= kv_capacity (8)") != NULL, "message: %s",
         vkattn_last_error());
-  float* arrays[] = {first, second, zeros, got, o, NULL};
+  void* arrays[] = {first, second, zeros, got, o, NULL};
   vkattn_tensor tensors[] = {k1, k2, ck, cv, qk, qv, ks, vs, q, out, NULL};
   release(arrays, tensors);
 }
@@ -213,26 +178,12 @@ int main(void) {
   vkattn_device_info info;
   CHECK_OK(vkattn_context_device(ctx, &info));
   printf("vkattn %s on %s\n", vkattn_version(), info.name);
-  vkattn_recorder rec = NULL;
-  CHECK_OK(vkattn_recorder_create(ctx, &rec));
-
-  text(ctx, rec);
-  CHECK_OK(vkattn_recorder_reset(rec));
-  vision(ctx, rec);
-  CHECK_OK(vkattn_recorder_reset(rec));
-  pos_embed(ctx, rec);
-  CHECK_OK(vkattn_recorder_reset(rec));
-  audio(ctx, rec);
-  CHECK_OK(vkattn_recorder_reset(rec));
-  kv_append_c(ctx, rec);
-
   vkattn_context_options bad = {"no-such-device-xyz", -1};
   vkattn_context other = NULL;
   CHECK(vkattn_context_create(&bad, &other) == VKATTN_INVALID_ARGUMENT && other == NULL, "unknown device");
   CHECK(strstr(vkattn_last_error(), "no-such-device-xyz") != NULL, "message: %s", vkattn_last_error());
 
-  vkattn_recorder_destroy(rec);
+  const int status = run_checks(ctx, (const c_check_fn[]){text, vision, pos_embed, audio, kv_append_c, NULL});
   vkattn_context_destroy(ctx);
-  printf("%s\n", c_check_failures ? "FAILED" : "all checks passed");
-  return c_check_failures ? 1 : 0;
+  return status;
 }

@@ -208,22 +208,9 @@ static void run_on_host_queue(const host* h, vkattn_context ctx, const vkattn_te
 }
 
 static void wrapped_text(const host* h, vkattn_context ctx) {
-  const uint32_t kv_len = 40, start_pos = 36;
-  vkattn_text_params p = {0};
-  p.batch = 1;
-  p.seq_len = 4;
-  p.num_heads = 4;
-  p.num_kv_heads = 2;
-  p.head_dim = 32;
-  p.causal = 1;
-  p.kv_capacity = 40;
-  p.kv_len = &kv_len;
-  p.kv_len_count = 1;
-  p.start_pos = &start_pos;
-  p.start_pos_count = 1;
-  const uint64_t qs[4] = {1, 4, 4, 32}, ks[4] = {1, 40, 2, 32};
-  const size_t nq = 4 * 4 * 32, nk = 40 * 2 * 32, bq = nq * sizeof(float), bk = nk * sizeof(float);
-  float *q = random_floats(nq, 2.0f), *k = random_floats(nk, 2.0f), *v = random_floats(nk, 1.0f);
+  c_text_case c = c_text_case_make();
+  const vkattn_text_params p = c.params;
+  const size_t bq = c.nq * sizeof(float), bk = c.nk * sizeof(float);
 
   /* Q, K and V in one buffer at offsets past a 256-byte header (a multiple of
    * every device's storage-buffer offset alignment); the output in a second
@@ -231,22 +218,22 @@ static void wrapped_text(const host* h, vkattn_context ctx) {
   const VkDeviceSize oq = 256, ok = oq + bq, ov = ok + bk, oo = 256;
   host_buffer in = buffer_create(h, ov + bk), out = buffer_create(h, oo + bq + 256);
   if (!in.mapped || !out.mapped) return;
-  memcpy(in.mapped + oq, q, bq);
-  memcpy(in.mapped + ok, k, bk);
-  memcpy(in.mapped + ov, v, bk);
+  memcpy(in.mapped + oq, c.q, bq);
+  memcpy(in.mapped + ok, c.k, bk);
+  memcpy(in.mapped + ov, c.v, bk);
   memset(out.mapped, 0x5a, out.bytes);
 
   vkattn_text_tensors t = {0};
-  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, oq, bq, VKATTN_F32, qs, 4, &t.q));
-  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, ok, bk, VKATTN_F32, ks, 4, &t.k));
-  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, ov, bk, VKATTN_F32, ks, 4, &t.v));
-  CHECK_OK(vkattn_tensor_wrap(ctx, out.buffer, oo, bq, VKATTN_F32, qs, 4, &t.out));
+  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, oq, bq, VKATTN_F32, c.q_shape, 4, &t.q));
+  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, ok, bk, VKATTN_F32, c.kv_shape, 4, &t.k));
+  CHECK_OK(vkattn_tensor_wrap(ctx, in.buffer, ov, bk, VKATTN_F32, c.kv_shape, 4, &t.v));
+  CHECK_OK(vkattn_tensor_wrap(ctx, out.buffer, oo, bq, VKATTN_F32, c.q_shape, 4, &t.out));
   CHECK(vkattn_tensor_bytes(t.out) == bq, "wrapped output: %zu bytes", vkattn_tensor_bytes(t.out));
   if (t.q && t.k && t.v && t.out) {
     run_on_host_queue(h, ctx, &p, &t);
     CHECK(dispatch_resolved_for == h->device && dispatches > 0,
           "expected the dispatches through vkCmdDispatch resolved for the host's device, got %d", dispatches);
-    check_error("wrapped", c_oracle_text_error(&p, q, k, v, (const float*)(out.mapped + oo)));
+    check_error("wrapped", c_oracle_text_error(&p, c.q, c.k, c.v, NULL, NULL, (const float*)(out.mapped + oo)));
     int guards_intact = 1;
     for (VkDeviceSize i = 0; i < out.bytes; ++i)
       if ((i < oo || i >= oo + bq) && out.mapped[i] != 0x5a) guards_intact = 0;
@@ -255,7 +242,7 @@ static void wrapped_text(const host* h, vkattn_context ctx) {
 
   /* A range smaller than its shape is refused, naming the parameter. */
   vkattn_tensor small = NULL;
-  CHECK(vkattn_tensor_wrap(ctx, out.buffer, oo, bq - 4, VKATTN_F32, qs, 4, &small) == VKATTN_INVALID_ARGUMENT &&
+  CHECK(vkattn_tensor_wrap(ctx, out.buffer, oo, bq - 4, VKATTN_F32, c.q_shape, 4, &small) == VKATTN_INVALID_ARGUMENT &&
             small == NULL,
         "a range of %zu bytes for %zu", (size_t)(bq - 4), bq);
   CHECK(strstr(vkattn_last_error(), "bytes") != NULL, "message: %s", vkattn_last_error());
@@ -266,7 +253,7 @@ static void wrapped_text(const host* h, vkattn_context ctx) {
   vkattn_tensor_destroy(t.out);
   buffer_destroy(h, &in);
   buffer_destroy(h, &out);
-  free(q), free(k), free(v);
+  c_text_case_free(&c);
 }
 
 int main(void) {

@@ -31,12 +31,14 @@ void validate_params(const KvAppendParams& p) {
   if (p.head_dim == 0 || p.head_dim % KVA_UNIT || p.head_dim > KVA_UNIT * KVA_WG_SIZE)
     bad(fmt::format("head_dim: expected a multiple of {} in [{}, {}], got {}", KVA_UNIT, KVA_UNIT,
                     KVA_UNIT * KVA_WG_SIZE, p.head_dim));
+  text::check_tier_params(p.layout, p.hot_window, p.cold_layout);
+  const KvLayout slots = p.slot_layout();
   if (p.kv_capacity == 0)
     bad(fmt::format("kv_capacity: expected >= 1 ({}), got 0",
-                    p.layout == KvLayout::paged ? "the page size" : "cache slots per sequence"));
+                    slots == KvLayout::paged ? "the page size" : "cache slots per sequence"));
   if (p.positions.size() != 1 && p.positions.size() != p.batch)
     bad(fmt::format("positions: expected 1 or batch ({}) values, got {}", p.batch, p.positions.size()));
-  if (p.layout == KvLayout::paged && (p.num_pages == 0 || p.max_pages == 0))
+  if (slots == KvLayout::paged && (p.num_pages == 0 || p.max_pages == 0))
     bad(fmt::format("num_pages, max_pages: expected >= 1 for a paged cache, got {} and {}", p.num_pages, p.max_pages));
   text::check_quant_group(p.quant_group);
   if (p.layout == KvLayout::ring && p.tokens > p.kv_capacity)
@@ -46,10 +48,10 @@ void validate_params(const KvAppendParams& p) {
     const uint64_t first = position_of(p, b), end = first + p.tokens;  // one past the last position written
     if (end >= (1ull << 31))
       bad(fmt::format("positions: expected position + tokens < 2^31, got {} + {} for sequence {}", first, p.tokens, b));
-    if (p.layout == KvLayout::contiguous && end > p.kv_capacity)
+    if (slots == KvLayout::contiguous && end > p.kv_capacity)
       bad(fmt::format("positions: expected position + tokens <= kv_capacity ({}), got {} + {} for sequence {}",
                       p.kv_capacity, first, p.tokens, b));
-    if (p.layout == KvLayout::paged && end > uint64_t(p.max_pages) * p.kv_capacity)
+    if (slots == KvLayout::paged && end > uint64_t(p.max_pages) * p.kv_capacity)
       bad(fmt::format("positions: expected position + tokens <= max_pages * page_size ({}), got {} + {} for sequence {}",
                       uint64_t(p.max_pages) * p.kv_capacity, first, p.tokens, b));
   }
@@ -68,7 +70,7 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   vk::Runtime& rt = recorder.context().runtime();
   const DeviceCaps& caps = rt.caps();
   validate_params(p);
-  const bool paged = p.layout == KvLayout::paged;
+  const bool paged = p.slot_layout() == KvLayout::paged, tiered = p.layout == KvLayout::tiered;
   const Shape src_shape{p.batch, p.tokens, p.num_kv_heads, p.head_dim};
   const Shape cache_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                   : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
@@ -87,11 +89,14 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
     if (!tensor->contiguous())
       bad(fmt::format("{}: expected a dense tensor, got strides {}", name, shape_to_string(tensor->strides())));
   const bool quantized = text::is_quantized(t.cache_k.dtype());
+  if (tiered && t.cache_k.dtype() == DType::f32)  // the kernels read no f32 cold tier
+    bad("cache_k: expected f16, bf16, i8 or i4 for the cold tier of the tiered layout, got f32");
   if (quantized) {
     const Shape sshape = text::scale_shape(cache_shape, p.quant_group);
     text::check_tensor("k_scale", t.k_scale, sshape, TensorKind::scale, caps);
     text::check_tensor("v_scale", t.v_scale, sshape, TensorKind::scale, caps);
   }
+  text::check_hot_ring(p.layout, t.hot_k, t.hot_v, {p.batch, p.hot_window, p.num_kv_heads, p.head_dim}, caps);
   if (paged) text::check_tensor("page_table", t.page_table, {p.batch, p.max_pages}, TensorKind::index, caps);
   if (t.positions.valid()) text::check_tensor("positions", t.positions, {p.batch}, TensorKind::index, caps);
   if (paged && !t.positions.valid() && p.pages)
@@ -106,8 +111,9 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   spec[KVA_SC_HEAD_DIM] = p.head_dim;
   spec[KVA_SC_SRC_TYPE] = dtype_code(t.k.dtype());
   spec[KVA_SC_DST_TYPE] = dtype_code(t.cache_k.dtype());
-  spec[KVA_SC_LAYOUT] = text::layout_code(p.layout);
+  spec[KVA_SC_LAYOUT] = text::layout_code(p.slot_layout());
   spec[KVA_SC_GROUP] = quantized ? p.quant_group : 0;
+  spec[KVA_SC_HOT_RING] = tiered;
   const vk::ShaderInterface iface{KVA_BINDINGS, sizeof(kvappend::KvAppendPush)};
   const vk::Pipeline& pipeline = rt.pipelines().get({"kv_append", spec, 0}, iface);
 
@@ -118,6 +124,7 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   push.capacity = p.kv_capacity;
   push.max_pages = paged ? p.max_pages : 0;
   push.num_pages = paged ? p.num_pages : 0;
+  push.hot_window = tiered ? p.hot_window : 0;
   const VkBuffer placeholder = rt.placeholder_buffer();
   const vk::BufferRef none{placeholder, 0, 64, vk::Access::read};
   vk::BufferRef positions = none;
@@ -143,6 +150,8 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   buffers[KVA_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read_write) : none;
   buffers[KVA_BIND_PAGE_TABLE] = paged ? vk::ref(t.page_table, vk::Access::read) : none;
   buffers[KVA_BIND_POSITIONS] = positions;
+  buffers[KVA_BIND_HOT_K] = tiered ? vk::ref(t.hot_k, vk::Access::write) : none;
+  buffers[KVA_BIND_HOT_V] = tiered ? vk::ref(t.hot_v, vk::Access::write) : none;
   rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), p.tokens, p.num_kv_heads, p.batch);
 }
 

@@ -139,12 +139,7 @@ void validate_params(const TextAttentionParams& p) {
   check_per_sequence("kv_len", p.kv_len, p.batch);
   check_per_sequence("start_pos", p.start_pos, p.batch);
   check_per_sequence("kv_start", p.kv_start, p.batch);
-  if (p.layout == KvLayout::tiered) {
-    if (p.hot_window == 0) bad("hot_window: expected >= 1 (hot ring slots of the tiered layout), got 0");
-    if (p.cold_layout != KvLayout::contiguous && p.cold_layout != KvLayout::paged)
-      bad(fmt::format("cold_layout: expected contiguous or paged for the tiered layout, got {}",
-                      to_string(p.cold_layout)));
-  }
+  check_tier_params(p.layout, p.hot_window, p.cold_layout);
   if (p.kv_capacity == 0)
     bad(fmt::format("kv_capacity: expected >= 1 ({}), got 0",
                     p.slot_layout() == KvLayout::paged ? "the page size" : "cache slots per sequence"));
@@ -192,6 +187,31 @@ Shape kv_shape(const TextAttentionParams& p) {
                                             : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
 }
 
+void check_tier_params(KvLayout layout, uint32_t hot_window, KvLayout cold_layout) {
+  if (layout != KvLayout::tiered) return;
+  if (hot_window == 0) bad("hot_window: expected >= 1 (hot ring slots of the tiered layout), got 0");
+  if (cold_layout != KvLayout::contiguous && cold_layout != KvLayout::paged)
+    bad(fmt::format("cold_layout: expected contiguous or paged for the tiered layout, got {}", to_string(cold_layout)));
+}
+
+void check_hot_ring(KvLayout layout, const Tensor& hot_k, const Tensor& hot_v, const Shape& hot,
+                    const DeviceCaps& caps) {
+  for (auto [name, tensor] : {std::pair{"hot_k", &hot_k}, {"hot_v", &hot_v}}) {
+    if (layout != KvLayout::tiered) {
+      if (tensor->valid())
+        bad(fmt::format("{}: expected none for the {} layout (only tiered has a hot ring), got shape {}", name,
+                        to_string(layout), shape_to_string(tensor->shape())));
+      continue;
+    }
+    check_tensor(name, *tensor, hot, TensorKind::value, caps);
+    if (tensor->dtype() != DType::f16)
+      bad(fmt::format("{}: expected dtype f16 (the hot ring), got {}", name, to_string(tensor->dtype())));
+    if (!tensor->contiguous())
+      bad(fmt::format("{}: expected a packed tensor of shape {}, got strides {}", name, shape_to_string(hot),
+                      shape_to_string(tensor->strides())));
+  }
+}
+
 Shape hot_kv_shape(const TextAttentionParams& p) { return {p.batch, p.hot_window, p.num_kv_heads, p.head_dim}; }
 
 void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& t, const DeviceCaps& caps) {
@@ -225,20 +245,8 @@ void validate_tensors(const TextAttentionParams& p, const TextAttentionTensors& 
     if (t.k.dtype() == DType::f32)
       bad(fmt::format("k: expected f16, bf16, i8 or i4 for the cold tier of the tiered layout, got {}",
                       to_string(t.k.dtype())));
-    for (auto [name, tensor] : {std::pair{"hot_k", &t.hot_k}, {"hot_v", &t.hot_v}}) {
-      check_tensor(name, *tensor, hot_kv_shape(p), TensorKind::value, caps);
-      if (tensor->dtype() != DType::f16)
-        bad(fmt::format("{}: expected dtype f16 (the hot ring), got {}", name, to_string(tensor->dtype())));
-      if (!tensor->contiguous())
-        bad(fmt::format("{}: expected a packed tensor of shape {}, got strides {}", name,
-                        shape_to_string(hot_kv_shape(p)), shape_to_string(tensor->strides())));
-    }
-  } else {
-    for (auto [name, tensor] : {std::pair{"hot_k", &t.hot_k}, {"hot_v", &t.hot_v}})
-      if (tensor->valid())
-        bad(fmt::format("{}: expected none for the {} layout (only tiered has a hot ring), got shape {}", name,
-                        to_string(p.layout), shape_to_string(tensor->shape())));
   }
+  check_hot_ring(p.layout, t.hot_k, t.hot_v, hot_kv_shape(p), caps);
   for (auto [name, tensor] : {std::pair{"kv_len", &t.kv_len}, {"start_pos", &t.start_pos}, {"kv_start", &t.kv_start}})
     if (tensor->valid()) check_tensor(name, *tensor, {p.batch}, TensorKind::index, caps);
   if (t.indirect.valid()) check_tensor("indirect", t.indirect, {3}, TensorKind::index, caps);

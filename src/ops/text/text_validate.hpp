@@ -32,6 +32,11 @@ bool is_quantized(DType t);
 // Throws Error naming `name` unless t is a valid tensor of `kind` and shape `want`
 // (or a tensor of as many elements), in bounds and within the device's binding range.
 void check_tensor(const char* name, const Tensor& t, const Shape& want, TensorKind kind, const DeviceCaps& caps);
+// The tiered layout's hot_window and cold_layout (nothing to check for the others).
+void check_tier_params(KvLayout layout, uint32_t hot_window, KvLayout cold_layout);
+// hot_k/hot_v: the packed f16 hot ring of shape `hot` for the tiered layout, none for the others.
+void check_hot_ring(KvLayout layout, const Tensor& hot_k, const Tensor& hot_v, const Shape& hot,
+                    const DeviceCaps& caps);
 // Quantized caches: the scale granularity, and the scales' shape for a cache of shape kv_shape.
 void check_quant_group(uint32_t group);
 Shape scale_shape(const Shape& kv_shape, uint32_t group);
