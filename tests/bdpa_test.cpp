@@ -1,6 +1,7 @@
 // BDPA: GPU vs float64 oracle over the kvcache grid's BDPA cases (the same
 // cases `vkattn check --family kvcache` runs), the planner on the shipped caps
-// files, and the errors bad input gets.
+// files, recording from public plans, and the errors bad input gets.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -11,9 +12,12 @@
 #include "expect_error.hpp"
 #include "parity_grid.hpp"
 #include "planner/bdpa_planner.hpp"
+#include "planner/plan_cache.hpp"
 #include "test_context.hpp"
 #include "test_paths.hpp"
+#include "vk/recorder_impl.hpp"
 #include "vkattn/bdpa.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/recorder.hpp"
 
 namespace vkattn {
@@ -188,6 +192,33 @@ TEST_F(BdpaErrors, GpuIndexPastTheBasisIsNeverFollowed) {
   EXPECT_THROW(check_bdpa_index(call.p, index), Error);  // the host check names the first of them
 }
 
+// The inputs of a one-sequence call of `p` (f32) over a cache to be built on
+// the GPU from Gaussian K/V whose slot j holds token id j % vocab.
+struct BuiltCall {
+  BdpaBuildParams bp;
+  BdpaBuildTensors bt;
+  BdpaTensors t;
+};
+BuiltCall built_call(Context& ctx, const BdpaParams& p, uint32_t vocab, uint32_t seed) {
+  const uint32_t C = p.kv_capacity, Hkv = p.num_kv_heads, D = p.head_dim;
+  BuiltCall c{check::build_params(p, vocab), {}, {}};
+  c.bt = check::build_outputs(ctx, c.bp, DType::f32);
+  std::mt19937 rng(seed);
+  c.bt.k = ctx.tensor(DType::f32, {1, C, Hkv, D});
+  c.bt.v = ctx.tensor(DType::f32, {1, C, Hkv, D});
+  ctx.upload(c.bt.k, check::host::gaussian(rng, size_t(C) * Hkv * D, 1.0f));
+  ctx.upload(c.bt.v, check::host::gaussian(rng, size_t(C) * Hkv * D, 1.0f));
+  c.bt.token_ids = ctx.tensor(DType::u32, {1, C});
+  std::vector<uint32_t> ids(C);
+  for (uint32_t j = 0; j < C; ++j) ids[j] = j % vocab;
+  ctx.upload(c.bt.token_ids, ids);
+  c.t = check::attention_tensors(c.bt);
+  c.t.q = ctx.tensor(DType::f32, {1, p.seq_len, p.num_heads, D});
+  ctx.upload(c.t.q, check::host::gaussian(rng, size_t(p.seq_len) * p.num_heads * D, 1.0f));
+  c.t.out = ctx.tensor(DType::f32, {1, p.seq_len, p.num_heads, D});
+  return c;
+}
+
 // A cache built for 10 of 16 slots, attended with a longer kv_len: the
 // entries past the build name no basis row and are skipped; then lengths and
 // positions from GPU buffers that no host checked.
@@ -199,18 +230,7 @@ TEST_F(BdpaErrors, EntriesPastTheBuiltLengthAreSkipped) {
   p.num_basis = p.num_residual = 16;
   p.kv_len = {10};
   p.start_pos = {9};
-  const BdpaBuildParams bp = check::build_params(p, 4);
-  BdpaBuildTensors bt = check::build_outputs(ctx(), bp, DType::f32);
-  std::mt19937 rng(7);
-  std::vector<float> kv = check::host::gaussian(rng, 16 * 32, 1.0f);
-  bt.k = bt.v = ctx().tensor(DType::f32, {1, 16, 1, 32});
-  ctx().upload(bt.k, kv);
-  bt.token_ids = ctx().tensor(DType::u32, {1, 16});
-  ctx().upload(bt.token_ids, std::vector<uint32_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
-  BdpaTensors t = check::attention_tensors(bt);
-  t.q = ctx().tensor(DType::f32, {1, 1, 2, 32});
-  ctx().upload(t.q, check::host::gaussian(rng, 64, 1.0f));
-  t.out = ctx().tensor(DType::f32, {1, 1, 2, 32});
+  auto [bp, bt, t] = built_call(ctx(), p, 4, 7);
   Recorder rec(ctx());
   bdpa_build(rec, bp, bt);
   bdpa_attention(rec, p, t);
@@ -256,6 +276,70 @@ TEST_F(BdpaErrors, BuilderChecksItsArguments) {
   t.k = ctx().tensor(DType::f16, {1, 4, 1, 8});
   t.v = ctx().tensor(DType::f32, {1, 4, 1, 8});
   EXPECT_STREQ(expect_error([&] { bdpa_build(rec, p, t); }).what(), "v: expected dtype f16, got f32");
+}
+
+// BDPA on the plan spine: a public plan (through JSON and back) records what
+// the one-call path records, a forced split plan agrees with it, the one-call
+// path plans a shape once, and a plan that is not the call's is an Error
+// before anything is recorded.
+class BdpaPlanRecord : public testing::GpuTest {};
+
+TEST_F(BdpaPlanRecord, RecordsFromPlansAndRejectsOthers) {
+  BdpaParams p;
+  p.num_heads = 4;
+  p.num_kv_heads = 2;
+  p.head_dim = 32;
+  p.kv_capacity = 300;
+  p.num_basis = p.num_residual = 300;
+  p.kv_len = {300};
+  p.start_pos = {299};
+  BuiltCall built = built_call(ctx(), p, 37, 11);
+  BdpaTensors& t = built.t;  // captured by the lambdas below
+  {
+    Recorder rec(ctx());
+    bdpa_build(rec, built.bp, built.bt);
+    rec.run();
+  }
+  auto run = [&](auto&& record_call) {
+    Recorder rec(ctx());
+    record_call(rec);
+    rec.run();
+    return ctx().download_as<float>(t.out);
+  };
+  const std::vector<float> one_call = run([&](Recorder& r) { bdpa_attention(r, p, t); });
+  const Plan plan = plan_bdpa(ctx().caps(), p, bdpa_tensor_types(t), {});
+  EXPECT_EQ(plan.family, PlanFamily::bdpa);
+  EXPECT_EQ(run([&](Recorder& r) { EXPECT_EQ(record(r, plan_from_json(to_json(plan)), p, t).variant, plan.variant); }),
+            one_call);
+
+  PlanOptions split;
+  split.variant = "bdpa_decode_split_f32";
+  split.strict = true;
+  split.splits = 3;
+  const Plan three = plan_bdpa(ctx().caps(), p, bdpa_tensor_types(t), split);
+  ASSERT_EQ(three.dispatches.size(), 2u);
+  const std::vector<float> by_splits = run([&](Recorder& r) { EXPECT_EQ(record(r, three, p, t).splits, 3u); });
+  EXPECT_EQ(by_splits, run([&](Recorder& r) { bdpa_attention(r, p, t, split); }));
+  ASSERT_EQ(by_splits.size(), one_call.size());
+  for (size_t i = 0; i < one_call.size(); ++i) EXPECT_NEAR(by_splits[i], one_call[i], 1e-5f) << i;
+
+  const uint64_t before = planner::plans_made_on_this_thread();
+  for (int i = 0; i < 3; ++i) run([&](Recorder& r) { bdpa_attention(r, p, t); });
+  EXPECT_EQ(planner::plans_made_on_this_thread(), before);
+
+  Recorder rec(ctx());
+  BdpaParams other = p;
+  other.num_heads = 8;
+  EXPECT_THAT(expect_error([&] { record(rec, plan_bdpa(ctx().caps(), other, bdpa_tensor_types(t), {}), p, t); }).what(),
+              ::testing::HasSubstr("plan: expected this call's plan on"));
+  Plan edited = plan;
+  edited.dispatches[0].grid[0] = 2;
+  EXPECT_THROW(record(rec, edited, p, t), Error);
+  TextAttentionParams tp = p.contiguous_equivalent();
+  const Plan text = plan_text(ctx().caps(), tp, TextTensorTypes{DType::f32, DType::f32, DType::f32, false}, {});
+  EXPECT_THAT(expect_error([&] { record(rec, text, p, t); }).what(),
+              ::testing::HasSubstr("plan.family: expected bdpa, got text"));
+  EXPECT_EQ(rec.impl().dispatch_count(), 0u);
 }
 
 }  // namespace

@@ -550,7 +550,7 @@ TEST_F(Cli, RunBdpaBuildsOnTheGpuAndChecksBothWays) {
   Result plan = run("plan bdpa --caps " + testing::caps_path("nvidia-h200.json") + " --kv-len 32768");
   EXPECT_EQ(plan.status, 0) << plan.output;
   EXPECT_THAT(plan.output, HasSubstr("chosen: bdpa_decode_split_f16kv"));
-  EXPECT_THAT(plan.output, HasSubstr("256 KV split(s)"));
+  EXPECT_THAT(plan.output, HasSubstr("splits 256"));
   Result past = run(io + "--tokens " + path("t.npy") + " --vocab 12");
   EXPECT_EQ(past.status, 2) << past.output;
   EXPECT_THAT(past.output, HasSubstr("tokens: expected ids below --vocab (12), got 12 at [0][4]"));

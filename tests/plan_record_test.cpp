@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
+#include <utility>
 
 #include "ops/text/text_plan.hpp"
+#include "planner/geometry_rules.hpp"
 #include "planner/plan_cache.hpp"
+#include "planner/split_grid.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "test_context.hpp"
@@ -89,6 +93,23 @@ TEST_F(PlanRecord, RecordedPlanMatchesTheOracleAndSurvivesJson) {
   }
 }
 
+// A plan made with a rows-per-workgroup tuning value (2 of the 4 query heads
+// of the KV head per workgroup) records as made, through JSON and the plan
+// check, and matches the oracle.
+TEST_F(PlanRecord, APlanWithTunedRowsRecords) {
+  make_decode(300);
+  PlanOptions o;
+  o.variant = "decode_split_f32";
+  o.strict = true;
+  o.rows = 2;
+  const Plan plan = plan_text(ctx().caps(), p_, text_tensor_types(t_, ctx().caps()), o);
+  EXPECT_EQ(plan.geometry.head_group, 2u);
+  Recorder rec(ctx());
+  record(rec, plan_from_json(to_json(plan)), p_, t_);
+  rec.run();
+  expect_oracle("decode_split_f32, 2 heads per workgroup");
+}
+
 TEST_F(PlanRecord, APlanForAnotherCallIsRejected) {
   make_decode(300);
   TextAttentionParams other = p_;
@@ -154,6 +175,43 @@ TEST_F(PlanRecord, TheOneCallPathPlansAShapeOnce) {
     text_attention(rec, p_, t_);
   }
   EXPECT_EQ(planner::plans_made_on_this_thread(), before + 1);
+}
+
+// A decode whose length is a host value growing one key per step: the plan
+// cache keys it by split-length bucket, so it plans once per bucket, not per
+// token; each call still gets the split count of its own length (the plan
+// plan_text makes for it), and the output of a call that hit an entry planned
+// at another length matches the oracle.
+TEST_F(PlanRecord, AGrowingHostLengthPlansOncePerBucket) {
+  make_decode(1200);
+  vk::Runtime& rt = ctx().runtime();
+  const TextTensorTypes types = text_tensor_types(t_, ctx().caps());
+  planner::invalidate_plans();  // no entry left by an earlier test
+  const uint64_t before = planner::plans_made_on_this_thread();
+  std::set<std::pair<uint32_t, uint32_t>> buckets;
+  std::set<uint32_t> splits;
+  for (uint32_t len = 200; len <= 1200; ++len) {
+    p_.kv_len = {len};
+    p_.start_pos = {len - 1};
+    const planner::CachedPlan& c = text::cached_plan(rt, p_, types, {});
+    EXPECT_TRUE(c.plan.same_work(plan_text(ctx().caps(), p_, types, {}))) << "length " << len;
+    buckets.insert({planner::split_length_bucket(len), planner::ceil_pow2(len)});
+    splits.insert(c.plan.geometry.splits);
+  }
+  EXPECT_EQ(planner::plans_made_on_this_thread() - before, buckets.size());
+  EXPECT_LE(buckets.size(), 1001u / 16 + 2);
+  EXPECT_GE(splits.size(), 2u) << "the split count follows the length";
+  // 1190 shares the entry 1185 planned (one bucket), and is recorded right.
+  for (uint32_t len : {1185u, 1190u}) {
+    p_.kv_len = {len};
+    p_.start_pos = {len - 1};
+    const uint64_t planned = planner::plans_made_on_this_thread();
+    Recorder rec(ctx());
+    text_attention(rec, p_, t_);
+    rec.run();
+    EXPECT_EQ(planner::plans_made_on_this_thread(), planned);
+    expect_oracle("length " + std::to_string(len));
+  }
 }
 
 // The plan cache keys by everything that changes a plan: the tiered layout

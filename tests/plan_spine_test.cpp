@@ -9,13 +9,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "ops/text/text_plan.hpp"
+#include "ops/vision/vision_plan.hpp"
+#include "planner/geometry_rules.hpp"
+#include "planner/split_grid.hpp"
 #include "planner/tune_cache.hpp"
 #include "shaders/text_attention_interface.h"
 #include "test_paths.hpp"
 #include "vkattn/audio.hpp"
+#include "vkattn/bdpa.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/plan.hpp"
 #include "vkattn/text.hpp"
@@ -48,6 +54,20 @@ PlanOptions rules_only() {
   return o;
 }
 
+// A BDPA decode (Llama-3-8B heads) over an index of `kv_len` entries, one basis
+// and residual row per entry.
+BdpaParams bdpa_decode(uint32_t kv_len = 4096) {
+  BdpaParams p;
+  p.num_heads = 32;
+  p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.kv_capacity = p.num_basis = p.num_residual = kv_len;
+  p.kv_len = {kv_len};
+  p.start_pos = {kv_len - 1};
+  return p;
+}
+constexpr BdpaTensorTypes kBdpaF16{DType::f32, DType::f16, DType::f32, false};
+
 TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   const Plan p = plan_text(h200(), decode_params(), kF16Kv, rules_only());
   EXPECT_EQ(p.family, PlanFamily::text);
@@ -70,7 +90,8 @@ TEST(PlanSpine, JsonRoundTripsEveryFamily) {
   VisionAttentionParams v{256, 4, 64, std::nullopt, VisionLayout::phd};
   for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, rules_only()),
                         plan_vision(lavapipe(), v, VisionTensorTypes{DType::f16, DType::f16}, {}),
-                        plan_audio(lavapipe(), a, AudioTensorTypes{}, {})}) {
+                        plan_audio(lavapipe(), a, AudioTensorTypes{}, {}),
+                        plan_bdpa(h200(), bdpa_decode(), kBdpaF16, rules_only())}) {
     const Plan back = plan_from_json(to_json(p));
     EXPECT_EQ(back, p) << to_json(p);
     EXPECT_THAT(explain(back), HasSubstr("chosen: " + p.variant));
@@ -135,9 +156,11 @@ TEST(PlanSpine, OneOverrideHandlingForEveryFamily) {
               HasSubstr("variant: expected a vision variant name (see `vkattn plan vision`), got 'nosuch'"));
   EXPECT_THAT(message([&] { plan_audio(lavapipe(), a, {}, o); }),
               HasSubstr("variant: expected an audio variant name (see `vkattn plan audio`), got 'nosuch'"));
+  EXPECT_THAT(message([&] { plan_bdpa(lavapipe(), bdpa_decode(), kBdpaF16, o); }),
+              HasSubstr("variant: expected a bdpa variant name (see `vkattn plan bdpa`), got 'nosuch'"));
   o.strict = false;
   for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, o), plan_vision(lavapipe(), v, {}, o),
-                        plan_audio(lavapipe(), a, {}, o)}) {
+                        plan_audio(lavapipe(), a, {}, o), plan_bdpa(lavapipe(), bdpa_decode(), kBdpaF16, o)}) {
     ASSERT_EQ(p.warnings.size(), 1u) << p.variant;
     EXPECT_THAT(p.warnings[0], HasSubstr("falling back to capability selection"));
     EXPECT_THAT(p.reason, HasSubstr("override_fallback"));
@@ -202,6 +225,144 @@ TEST(PlanSpine, VisionAndAudioRejectOptionsTheyDoNotHonour) {
       EXPECT_THAT(e.what(), HasSubstr("for audio attention"));
     }
   }
+}
+
+// BDPA on the spine: a long decode splits (attention, then text_split_reduce,
+// with the partials' scratch), a short one writes the output itself; the
+// options it has no use for are an Error naming them.
+TEST(PlanSpine, BdpaPlanCarriesWhatRecordingNeeds) {
+  const Plan split = plan_bdpa(h200(), bdpa_decode(32768), kBdpaF16, rules_only());
+  EXPECT_EQ(split.family, PlanFamily::bdpa);
+  EXPECT_EQ(split.variant, "bdpa_decode_split_f16kv");
+  EXPECT_EQ(split.geometry.splits, 256u);  // 128-key chunks
+  ASSERT_EQ(split.dispatches.size(), 2u);
+  EXPECT_EQ(split.dispatches[0].module, "bdpa_attention");
+  EXPECT_EQ(split.dispatches[0].grid[2], 256u);
+  EXPECT_EQ(split.dispatches[1].module, "text_split_reduce");
+  const uint64_t rows = 256ull * 32;  // splits x heads
+  EXPECT_EQ(split.scratch_bytes, rows * 128 * 4 + rows * 8);
+  EXPECT_THAT(explain(split), HasSubstr("chosen: bdpa_decode_split_f16kv"));
+
+  const Plan short_kv = plan_bdpa(h200(), bdpa_decode(100), kBdpaF16, rules_only());
+  EXPECT_EQ(short_kv.variant, "bdpa_decode_f16kv");
+  EXPECT_EQ(short_kv.dispatches.size(), 1u);
+  EXPECT_EQ(short_kv.scratch_bytes, 0u);
+  // Lengths from the GPU: split for the index capacity, whatever the host hint.
+  BdpaParams hinted = bdpa_decode(32768);
+  hinted.kv_len = {100};
+  BdpaTensorTypes on_gpu = kBdpaF16;
+  on_gpu.kv_len_on_gpu = true;
+  EXPECT_TRUE(plan_bdpa(h200(), hinted, on_gpu, rules_only()).same_work(split));
+
+  PlanOptions with_keys, with_rows;
+  with_keys.tile_keys = 16;
+  with_rows.rows = 4;
+  for (const auto& [name, o] : {std::pair{"tile_keys", with_keys}, std::pair{"rows", with_rows}}) {
+    try {
+      plan_bdpa(h200(), bdpa_decode(), kBdpaF16, o);
+      ADD_FAILURE() << "bdpa accepted " << name;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string(name) + ": expected unset for bdpa attention"));
+    }
+  }
+  // Bad parameters are the validation's Error, before any planning.
+  BdpaParams bad = bdpa_decode();
+  bad.num_basis = 0;
+  EXPECT_THROW(plan_bdpa(h200(), bad, kBdpaF16, {}), Error);
+}
+
+// A decode whose length is a host value: the plan is the same for every length
+// of one split_length_bucket (what lets the plan cache key by it), and the
+// split count still follows the length across buckets.
+TEST(PlanSpine, HostLengthPlansAreConstantPerSplitBucket) {
+  for (const DeviceCaps& caps : {h200(), lavapipe()}) {
+    for (const TextTensorTypes& types : {kF16Kv, TextTensorTypes{DType::f16, DType::f16, DType::f16, false}}) {
+      std::optional<Plan> first;
+      uint32_t bucket = 0;
+      std::set<uint32_t> splits;
+      for (uint32_t len = 1; len <= 2200; ++len) {
+        TextAttentionParams p = decode_params(len);
+        p.batch = 4;
+        p.kv_capacity = 2200;
+        const Plan plan = plan_text(caps, p, types, rules_only());
+        splits.insert(plan.geometry.splits);
+        const uint32_t b = planner::split_length_bucket(len) * 64 + planner::ceil_pow2(len);
+        if (!first || b != bucket) {
+          first = plan;
+          bucket = b;
+          continue;
+        }
+        EXPECT_TRUE(plan.same_work(*first)) << caps.name << " " << plan.variant << ": length " << len;
+      }
+      EXPECT_GE(splits.size(), 3u) << caps.name;
+    }
+    std::optional<Plan> first;
+    for (uint32_t len = 2305; len <= 2320; ++len) {  // one bucket: 19 chunks of 128 keys
+      const Plan plan = plan_bdpa(caps, bdpa_decode(len), kBdpaF16, rules_only());
+      if (!first) first = plan;
+      EXPECT_TRUE(plan.same_work(*first)) << caps.name << " bdpa length " << len;
+    }
+    EXPECT_EQ(first->geometry.splits, 19u);
+    EXPECT_EQ(plan_bdpa(caps, bdpa_decode(2304), kBdpaF16, rules_only()).geometry.splits, 18u);
+  }
+}
+
+// decode_online's shared memory as the shader declares it: per subgroup and
+// head an f32 (m, l) pair and the head dim's vec4s of accumulator (4
+// subgroups of 32 on the H200); decode_chunked adds a float per head, key of a
+// step and lane, so more keys per step need more of it.
+TEST(PlanSpine, DecodeOnlineSharedBytesFollowTheShaderArrays) {
+  PlanOptions o = rules_only();
+  o.variant = "decode_online_f16kv";
+  o.strict = true;
+  const Plan online = plan_text(h200(), decode_params(100), kF16Kv, o);
+  const uint32_t heads = online.geometry.head_group;
+  EXPECT_EQ(online.geometry.shared_bytes, 4 * heads * (128 / 4 * 16 + 8));
+  o.variant = "decode_chunked_f16kv";
+  const Plan chunked = plan_text(lavapipe(), decode_params(100), kF16Kv, o);
+  const PlanGeometry& g = chunked.geometry;
+  EXPECT_EQ(g.shared_bytes, g.head_group * (128 / 4 * 16 + 8) + 4 * g.head_group * g.tile_keys * g.workgroup_size);
+  o.tile_keys = g.tile_keys * 2;
+  EXPECT_EQ(plan_text(lavapipe(), decode_params(100), kF16Kv, o).geometry.shared_bytes,
+            g.shared_bytes + 4 * g.head_group * g.tile_keys * g.workgroup_size);
+}
+
+// Rows per workgroup, a tuning value like splits and keys per step: the
+// variant's geometry is made again for it; a value it cannot take is an Error.
+TEST(PlanSpine, RowsPerWorkgroupAreATuningValue) {
+  PlanOptions o = rules_only();
+  o.variant = "decode_split_f16kv";
+  o.strict = true;
+  const Plan own = plan_text(h200(), decode_params(), kF16Kv, o);
+  EXPECT_EQ(own.geometry.head_group, 4u);  // the 4 query heads of a KV head
+  o.rows = 2;
+  const Plan two = plan_text(h200(), decode_params(), kF16Kv, o);
+  EXPECT_EQ(two.geometry.head_group, 2u);
+  EXPECT_EQ(two.dispatches[0].spec_constants[TEXT_SC_HEAD_GROUP], 2u);
+  EXPECT_EQ(two.dispatches[0].grid[1], 8u * 2);  // KV heads x head groups
+  TextAttentionParams prefill = decode_params(512);
+  prefill.seq_len = 64;
+  prefill.start_pos = {448};
+  o.variant = "prefill_tiled_small_f16kv";
+  o.rows = 0;
+  const uint32_t rows = plan_text(h200(), prefill, kF16Kv, o).geometry.query_rows;
+  o.rows = 32;
+  const Plan wide = plan_text(h200(), prefill, kF16Kv, o);
+  EXPECT_EQ(wide.geometry.query_rows * wide.geometry.head_group, 32u);
+  EXPECT_GT(wide.geometry.query_rows, rows);
+  for (uint32_t bad : {3u, 128u}) {
+    o.rows = bad;
+    try {
+      plan_text(h200(), prefill, kF16Kv, o);
+      ADD_FAILURE() << "rows " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("rows: expected a power of two up to 64, got " + std::to_string(bad)));
+    }
+  }
+  o.variant = "prefill_flash_coopmat_f16";
+  o.rows = 16;
+  const TextTensorTypes f16{DType::f16, DType::f16, DType::f16, false};
+  EXPECT_THROW(plan_text(h200(), prefill, f16, o), Error);
 }
 
 // Vision on the tensor-core engine: one dispatch of the text engine's module
@@ -353,6 +514,53 @@ TEST_F(TuningCache, StaleOrEditedEntriesAreIgnoredWithOneWarning) {
     EXPECT_THAT(p.warnings[0], HasSubstr("tuning cache entry for"));
     EXPECT_THAT(p.warnings[0], HasSubstr("ignored"));
   }
+}
+
+// Rows per workgroup come from an entry like splits and keys per step.
+TEST_F(TuningCache, AnEntryMaySetTheRowsPerWorkgroup) {
+  write_entry(h200(), {"decode_split_f16kv", 0, 0, 0.01, 2});
+  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  EXPECT_TRUE(p.tuned);
+  EXPECT_EQ(p.variant, "decode_split_f16kv");
+  EXPECT_EQ(p.geometry.head_group, 2u);
+  // Rows the variant cannot take: ignored with one warning, the rules decide.
+  write_entry(h200(), {"decode_split_f16kv", 0, 0, 0.01, 3});
+  const Plan stale = plan_text(h200(), decode_params(), kF16Kv, {});
+  EXPECT_FALSE(stale.tuned);
+  ASSERT_EQ(stale.warnings.size(), 1u);
+  EXPECT_THAT(stale.warnings[0], HasSubstr("rows: expected a power of two"));
+  const planner::TuneTable back = planner::TuneTable::load(path_);
+  EXPECT_EQ(back.find(h200(), PlanFamily::text, bucket_of(decode_params()))->rows, 3u);
+}
+
+// The cache is keyed by family: a vision entry decides vision plans, a stale
+// one is ignored with one warning, and a text entry for the same device does
+// not reach vision.
+TEST_F(TuningCache, VisionEntriesDecideVisionPlans) {
+  const VisionAttentionParams v{256, 4, 64, std::nullopt, VisionLayout::phd};
+  const VisionTensorTypes f32{DType::f32, DType::f32};
+  const Plan rules = plan_vision(lavapipe(), v, f32, rules_only());
+  ASSERT_NE(rules.variant, "vision_flash_q4_f32");
+  auto write_vision = [&](const std::string& variant) {
+    planner::TuneTable t;
+    t.set(lavapipe(), PlanFamily::vision, vision::tune_bucket(v, f32), {variant, 0, 0, 0.01});
+    t.set(lavapipe(), PlanFamily::text, vision::tune_bucket(v, f32), {"decode_split_f32", 0, 0, 0.01});
+    t.save(path_);
+    planner::reload_tune_table();
+  };
+  write_vision("vision_flash_q4_f32");
+  const Plan p = plan_vision(lavapipe(), v, f32, {});
+  EXPECT_TRUE(p.tuned);
+  EXPECT_EQ(p.variant, "vision_flash_q4_f32");
+  EXPECT_THAT(explain(p), HasSubstr("tuned: a tuning-cache entry"));
+  EXPECT_FALSE(plan_vision(lavapipe(), VisionAttentionParams{257, 4, 64, std::nullopt, VisionLayout::phd}, f32, {})
+                   .tuned);  // another bucket
+  write_vision("vision_flash_nosuch_f32");
+  const Plan stale = plan_vision(lavapipe(), v, f32, {});
+  EXPECT_FALSE(stale.tuned);
+  EXPECT_TRUE(stale.same_work(rules));
+  ASSERT_EQ(stale.warnings.size(), 1u);
+  EXPECT_THAT(stale.warnings[0], HasSubstr("ignored"));
 }
 
 TEST_F(TuningCache, ABrokenFileLeavesTheRules) {

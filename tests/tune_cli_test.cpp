@@ -1,4 +1,4 @@
-// `vkattn tune` on a one-case suite (fast on lavapipe): it writes the tuning
+// `vkattn tune` on one-case suites (fast on lavapipe): it writes the tuning
 // cache, and `vkattn plan` then says that a tuned entry decided.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,16 +16,35 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(TuneCli, WritesTheCacheAndThePlannerUsesIt) {
-  const auto dir = std::filesystem::temp_directory_path() / ("vkattn-tune-cli-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cache = (dir / "cache" / "tune.json").string();
-  const std::string suite = (dir / "tiny.json").string();
+// A folder of the test's own holding a one-case suite, with $VKATTN_TUNE_CACHE
+// pointing into it (a folder `vkattn tune` creates) until the test ends.
+class TuneCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("vkattn-tune-cli-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    cache_ = (dir_ / "cache" / "tune.json").string();
+    suite_ = (dir_ / "tiny.json").string();
+    const char* before = std::getenv("VKATTN_TUNE_CACHE");
+    had_ = before != nullptr;
+    if (had_) saved_ = before;
+    setenv("VKATTN_TUNE_CACHE", cache_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (had_) setenv("VKATTN_TUNE_CACHE", saved_.c_str(), 1);
+    else unsetenv("VKATTN_TUNE_CACHE");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+  std::string cache_, suite_, saved_;
+  bool had_ = false;
+};
+
+TEST_F(TuneCli, WritesTheCacheAndThePlannerUsesIt) {
+  const std::string& cache = cache_;
+  const std::string& suite = suite_;
   std::ofstream(suite) << R"({"suite": "tiny", "cases": [{"heads": 4, "kv_heads": 1, "head_dim": 64, "kv_len": 300,
                             "q_dtype": "f32", "kv_dtype": "f32"}]})";
-  const char* before = std::getenv("VKATTN_TUNE_CACHE");
-  const std::string saved = before ? before : "";
-  setenv("VKATTN_TUNE_CACHE", cache.c_str(), 1);
 
   Result tune = run("tune --suite " + suite + " --runs 2 --json", true);
   ASSERT_EQ(tune.status, 0) << tune.output;
@@ -57,10 +76,27 @@ TEST(TuneCli, WritesTheCacheAndThePlannerUsesIt) {
   EXPECT_EQ(stale.status, 0) << stale.output;
   EXPECT_THAT(stale.output, HasSubstr("ignored"));
   EXPECT_THAT(stale.output, ::testing::Not(HasSubstr("tuned:")));
+}
 
-  if (before) setenv("VKATTN_TUNE_CACHE", saved.c_str(), 1);
-  else unsetenv("VKATTN_TUNE_CACHE");
-  std::filesystem::remove_all(dir);
+// Vision cases are tuned too (their variants), into entries of family vision
+// that `vkattn plan vision` then follows.
+TEST_F(TuneCli, TunesVisionVariants) {
+  std::ofstream(suite_) << R"({"suite": "tiny", "cases": [{"family": "vision", "patches": 48, "heads": 2,
+                            "head_dim": 32, "dtype": "f32"}]})";
+  Result tune = run("tune --suite " + suite_ + " --runs 2 --json", true);
+  ASSERT_EQ(tune.status, 0) << tune.output;
+  const auto line = nlohmann::json::parse(last_line(tune.output));
+  EXPECT_EQ(line.at("family"), "vision") << tune.output;
+  EXPECT_EQ(line.at("skipped"), "") << tune.output;
+  EXPECT_GE(line.at("tried").get<int>(), 3) << tune.output;
+  const std::string variant = line.at("variant");
+  EXPECT_THAT(variant, ::testing::StartsWith("vision_"));
+  const auto file = nlohmann::json::parse(std::ifstream(cache_));
+  ASSERT_EQ(file.at("entries").size(), 1u);
+  EXPECT_EQ(file["entries"][0].at("family"), "vision");
+  Result plan = run("plan vision --patches 48 --heads 2 --head-dim 32 --dtype f32 --explain");
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("chosen: " + variant + " (tuned: "));
 }
 
 }  // namespace

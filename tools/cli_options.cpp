@@ -1,7 +1,6 @@
 // Options several subcommands share.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "vkattn/context.hpp"
@@ -46,13 +45,12 @@ DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g) {
   return ctx.caps();
 }
 
-void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
-                const std::string& json) {
+void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const Plan& plan) {
   if (flags.json && !flags.explain) {
-    fmt::print("{}\n", nlohmann::json::parse(json).dump());  // one line: JSON lines like every --json
+    fmt::print("{}\n", to_json(plan, -1));  // one line: JSON lines like every --json
     return;
   }
-  fmt::print("device: {}\n{}", caps.name, explanation);
+  fmt::print("device: {}\n{}", caps.name, explain(plan));
   fmt::print("legend: * chosen, + eligible, - rejected; the reason follows each variant\n");
 }
 

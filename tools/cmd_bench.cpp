@@ -135,9 +135,10 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--caps", o->caps_file, "With --dry-run: decide for the device of this caps file")->needs(dry);
   auto* json = cmd->add_flag("--json", o->json, "JSON lines: one object per case, then a summary object");
   cmd->add_flag("--csv", o->csv, "CSV: a header, then one line per case")->excludes(json);
-  cmd->add_option("--variant", o->run.variant, "Text cases: force a variant (strict)");
+  cmd->add_option("--variant", o->run.variant, "Text cases (vision cases: a vision variant): force it (strict)");
   cmd->add_option("--splits", o->run.splits, "Text cases: KV splits of split variants (0: planner)");
   cmd->add_option("--tile-keys", o->run.tile_keys, "Text cases: keys per step (0: planner)");
+  cmd->add_option("--rows", o->run.rows, "Text cases: query rows (positions x heads) per workgroup (0: planner)");
   auto& s = o->shape;
   cmd->add_option("--batch", s.batch, "Command-line case: sequences");
   cmd->add_option("--seq-len", s.seq_len, "Command-line case: query rows per sequence (1: decode)");

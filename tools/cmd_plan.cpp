@@ -28,11 +28,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
   add_plan_bdpa(*plan, g, status);
   // No options: a Llama-3-8B decode step (the defaults --help shows).
   auto* text = plan->add_subcommand("text", "Text attention");
-  text->add_option("--batch", o->params.batch, "B")->capture_default_str();
-  text->add_option("--seq-len", o->params.seq_len, "S (1 = decode)")->capture_default_str();
-  text->add_option("--heads", o->params.num_heads, "H")->capture_default_str();
-  text->add_option("--kv-heads", o->params.num_kv_heads, "Hkv")->capture_default_str();
-  text->add_option("--head-dim", o->params.head_dim, "D")->capture_default_str();
+  add_head_options(text, o->params);
   text->add_option("--kv-len", o->kv_len, "keys per sequence")->capture_default_str();
   text->add_option("--q-dtype", o->q, "f32 | f16 | bf16")->capture_default_str();
   text->add_option("--kv-dtype", o->kv, "f32 | f16 | bf16 | i8 | i4")->capture_default_str();
@@ -47,7 +43,7 @@ void add_plan_command(CLI::App& app, GlobalOptions& g, int& status) {
     const TextTensorTypes types{q, dtype_from_string(o->kv), q, false};
     const DeviceCaps caps = plan_target_caps(o->flags, g);
     const Plan plan = plan_text(caps, p, types, o->flags.plan_options());
-    print_plan(caps, o->flags, explain(plan), to_json(plan));
+    print_plan(caps, o->flags, plan);
     status = 0;
   });
 }

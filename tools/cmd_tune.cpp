@@ -1,6 +1,6 @@
 // `vkattn tune [--suite NAME|FILE] [--runs N] [--json]`: times the eligible
-// variants and tuning values of each text case of a suite on this device and
-// writes the fastest per shape bucket into the tuning cache, which the planner
+// variants and tuning values of each text and vision case of a suite on this
+// device and writes the fastest per family and shape bucket into the tuning cache, which the planner
 // then consults ($VKATTN_TUNE_CACHE, else $XDG_CACHE_HOME/vkattn/tune.json).
 #include <fmt/format.h>
 
@@ -35,17 +35,25 @@ void add_tune_command(CLI::App& app, GlobalOptions& g, int& status) {
     if (!o->json) fmt::print("device: {}\ntuning cache: {}\n", ctx.caps().name, path);
     for (const auto& t : report.outcomes) {
       if (o->json) {
-        fmt::print("{}\n", nlohmann::json{{"case", t.case_name},     {"bucket", t.bucket},
-                                          {"skipped", t.skipped},    {"tried", t.tried},
-                                          {"rules", t.rules.variant}, {"rules_ms", t.rules.ms},
-                                          {"variant", t.best.variant}, {"splits", t.best.splits},
-                                          {"tile_keys", t.best.tile_keys}, {"ms", t.best.ms}}
+        fmt::print("{}\n", nlohmann::json{{"case", t.case_name},
+                                          {"family", std::string(to_string(t.family))},
+                                          {"bucket", t.bucket},
+                                          {"skipped", t.skipped},
+                                          {"tried", t.tried},
+                                          {"rules", t.rules.variant},
+                                          {"rules_ms", t.rules.ms},
+                                          {"variant", t.best.variant},
+                                          {"splits", t.best.splits},
+                                          {"tile_keys", t.best.tile_keys},
+                                          {"rows", t.best.rows},
+                                          {"ms", t.best.ms}}
                                .dump());
       } else if (!t.skipped.empty()) {
         fmt::print("{}: skipped ({})\n", t.case_name, t.skipped);
       } else {
-        fmt::print("{}: {} splits {} keys {} {:.4f} ms (rules: {} {:.4f} ms; {} configurations)\n", t.case_name,
-                   t.best.variant, t.best.splits, t.best.tile_keys, t.best.ms, t.rules.variant, t.rules.ms, t.tried);
+        fmt::print("{}: {} splits {} keys {} rows {} {:.4f} ms (rules: {} {:.4f} ms; {} configurations)\n",
+                   t.case_name, t.best.variant, t.best.splits, t.best.tile_keys, t.best.rows, t.best.ms,
+                   t.rules.variant, t.rules.ms, t.tried);
       }
     }
     if (!o->json) fmt::print("{} entries in the cache\n", report.entries);

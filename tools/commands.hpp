@@ -45,8 +45,18 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& flags);
 // What a `plan` subcommand plans for: the device in the caps file, or the chosen device.
 DeviceCaps plan_target_caps(const PlanFlags& flags, const GlobalOptions& g);
 // Prints a plan as JSON (--json) or as the device's name and the explanation.
-void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const std::string& explanation,
-                const std::string& json);
+void print_plan(const DeviceCaps& caps, const PlanFlags& flags, const Plan& plan);
+
+// --batch, --seq-len, --heads, --kv-heads and --head-dim of a decoder call
+// (TextAttentionParams, BdpaParams).
+template <class Params>
+void add_head_options(CLI::App* cmd, Params& p) {
+  cmd->add_option("--batch", p.batch, "B")->capture_default_str();
+  cmd->add_option("--seq-len", p.seq_len, "S (1 = decode)")->capture_default_str();
+  cmd->add_option("--heads", p.num_heads, "H")->capture_default_str();
+  cmd->add_option("--kv-heads", p.num_kv_heads, "Hkv")->capture_default_str();
+  cmd->add_option("--head-dim", p.head_dim, "D")->capture_default_str();
+}
 
 // Each registers its subcommand; the callback it sets runs the command and
 // stores its exit status in `status`.

@@ -28,7 +28,7 @@ void add_plan_vision(CLI::App& plan, GlobalOptions& g, int& status) {
     const DType dtype = dtype_from_string(o->dtype);
     const DeviceCaps caps = plan_target_caps(o->flags, g);
     const Plan plan = plan_vision(caps, o->params, VisionTensorTypes{dtype, dtype}, o->flags.plan_options());
-    print_plan(caps, o->flags, explain(plan), to_json(plan));
+    print_plan(caps, o->flags, plan);
     status = 0;
   });
 }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "vkattn/caps.hpp"
 #include "vkattn/export.hpp"
 #include "vkattn/tensor.hpp"
 #include "vkattn/text.hpp"
@@ -71,7 +72,25 @@ struct BdpaTensors {
   Tensor start_pos;                           // optional u32 [B]
 };
 
-// Validates, plans ("bdpa_*" variants, PlanOptions honoured) and records one call.
+// What planning needs to know about a call's tensors.
+struct BdpaTensorTypes {
+  DType q = DType::f32;
+  DType basis = DType::f16;
+  DType out = DType::f32;
+  bool kv_len_on_gpu = false;  // kv_len read from a GPU buffer: splits sized for kv_capacity
+};
+VKATTN_API BdpaTensorTypes bdpa_tensor_types(const BdpaTensors& tensors);
+
+// The plan of one call on a device (no GPU work): variant, geometry, the
+// attention dispatch (and text_split_reduce's for a split plan) and scratch.
+// PlanOptions' variant, path and splits are honoured; tile_keys and rows are an Error.
+VKATTN_API Plan plan_bdpa(const DeviceCaps& caps, const BdpaParams& params, const BdpaTensorTypes& types,
+                          const PlanOptions& options);
+// Records a plan (no submit); a plan that is not this call's on this device is an Error.
+VKATTN_API TextCallInfo record(Recorder& rec, const Plan& plan, const BdpaParams& params, const BdpaTensors& tensors);
+
+// Validates, plans ("bdpa_*" variants, PlanOptions honoured) and records one
+// call: plan_bdpa and record, the plan cached per (device, shape, options).
 VKATTN_API TextCallInfo bdpa_attention(Recorder& rec, const BdpaParams& params, const BdpaTensors& tensors,
                                        const PlanOptions& options);
 VKATTN_API TextCallInfo bdpa_attention(Recorder& rec, const BdpaParams& params, const BdpaTensors& tensors);

@@ -31,6 +31,8 @@ struct PlanOptions {
   // Tuning overrides (0 = the planner's choice), for autotuning and experiments.
   uint32_t splits = 0;      // KV splits of a split variant
   uint32_t tile_keys = 0;   // keys per step (shared tile, or per subgroup for online variants)
+  uint32_t rows = 0;        // query rows (positions x query heads of one KV head) per workgroup, at most
+                            // (text variants other than the tensor-core rows, whose rows fit shared memory)
   // Precision policy: f32 inputs are computed at f32 precision unless this is
   // set; then the planner may pick variants that round f32 Q/K/V to f16 (the
   // tensor-core prefill rows prefill_flash_*_f16kv round Q once when loaded),
@@ -51,7 +53,7 @@ struct PlanCandidate {
   bool operator==(const PlanCandidate&) const = default;
 };
 
-enum class PlanFamily : uint8_t { text, vision, audio };
+enum class PlanFamily : uint8_t { text, vision, audio, bdpa };
 VKATTN_API std::string_view to_string(PlanFamily f);
 
 // Workgroup geometry of the chosen variant (0 where the family has no such number).
@@ -79,8 +81,8 @@ struct PlanDispatch {
 };
 
 // Everything needed to record a call, decided once: plain data that prints,
-// saves (to_json) and loads (plan_from_json). Made by plan_text, plan_vision or
-// plan_audio for one device and call shape and recorded with `record`; a plan
+// saves (to_json) and loads (plan_from_json). Made by plan_text, plan_vision,
+// plan_audio or plan_bdpa for one device and call shape and recorded with `record`; a plan
 // recorded for another call or device is rejected with an Error naming what differs.
 struct VKATTN_API Plan {
   PlanFamily family = PlanFamily::text;

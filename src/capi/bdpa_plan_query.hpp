@@ -1,6 +1,6 @@
 // The plan of a BDPA call as JSON, for the bindings' "can this device run it"
-// queries (vkattn_plan_bdpa, the Python module's plan_bdpa): one place that
-// turns the call into the planner's shape.
+// queries (vkattn_plan_bdpa, the Python module's plan_bdpa): the public plan
+// (vkattn::plan_bdpa) of the call as the bindings describe it.
 #pragma once
 
 #include <string>

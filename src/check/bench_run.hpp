@@ -21,9 +21,10 @@ struct BenchRunOptions {
   int runs = 30;                // timed replays per case (median, min, max)
   double max_run_ms = 1000.0;   // a case whose first run takes longer is not timed
   bool dry_run = false;         // only decide what would run or be skipped
-  // Planner overrides for text cases (strict); empty / 0: the planner's choice.
+  // Planner overrides (strict) for text cases, and `variant` for vision cases
+  // when it names a vision variant; empty / 0: the planner's choice.
   std::string variant;
-  uint32_t splits = 0, tile_keys = 0;
+  uint32_t splits = 0, tile_keys = 0, rows = 0;
 };
 
 enum class BenchStatus { ok, skipped, failed, error };

@@ -362,6 +362,7 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   overridden.variant = options.variant;
   overridden.splits = options.splits;
   overridden.tile_keys = options.tile_keys;
+  overridden.rows = options.rows;
   const PlanOptions plan = plan_options(overridden);
   time_bench_call(ctx, [&](Recorder& rec, uint32_t i) {
     r.variant = text_attention(rec, recorded, sets[i % sets.size()], plan).variant;

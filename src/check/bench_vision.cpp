@@ -4,6 +4,7 @@
 #include "check/bench_run.hpp"
 #include "check/text_work.hpp"
 #include "planner/vision_variants.hpp"
+#include "vkattn/plan.hpp"
 #include "vkattn/recorder.hpp"
 #include "vkattn/vision.hpp"
 
@@ -50,9 +51,15 @@ BenchRecord run_vision_bench(Context& ctx, const VisionCase& c, const BenchRunOp
     for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
     fill.run();
   }
-  // --variant names text variants: the planner chooses.
+  // A suite-wide --variant names text variants: for vision the planner chooses,
+  // unless it names a vision variant (as `vkattn tune` does), forced strictly.
+  PlanOptions plan;
+  if (planner::find_vision_variant(options.variant)) {
+    plan.variant = options.variant;
+    plan.strict = true;
+  }
   time_bench_call(ctx, [&](Recorder& rec, uint32_t i) {
-    r.variant = vision_attention(rec, p, sets[i % sets.size()]).variant;
+    r.variant = vision_attention(rec, p, sets[i % sets.size()], plan).variant;
   }, options, r);
   // A variant that stages K/V as f16 is held to f16 accuracy whatever the input dtype.
   reference::Tolerance tol = reference::tolerance_for(c.dtype, c.dtype, c.out);

@@ -40,6 +40,7 @@ PlanOptions plan_options(const TextCase& c) {
   options.strict = !c.variant.empty();
   options.splits = c.splits;
   options.tile_keys = c.tile_keys;
+  options.rows = c.rows;
   return options;
 }
 

@@ -31,6 +31,7 @@ struct TextCase {
   uint32_t recorded_at = 0;
   uint32_t splits = 0;     // tuning overrides passed to the planner (0: its choice)
   uint32_t tile_keys = 0;
+  uint32_t rows = 0;       // query rows per workgroup (0: the planner's choice)
 };
 
 

@@ -1,6 +1,6 @@
 // `vkattn tune`: times the eligible variants and tuning values of each text
-// case of a suite on the device, parity-checked against the float64 oracle,
-// and keeps the fastest per shape bucket in the tuning cache.
+// and vision case of a suite on the device, parity-checked against the float64
+// oracle, and keeps the fastest per family and shape bucket in the tuning cache.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@ struct TuneOptions {
 // configurations ran (those that failed parity or could not run are left out).
 struct TuneOutcome {
   std::string case_name;
+  PlanFamily family = PlanFamily::text;
   std::string bucket;
   planner::TuneEntry rules;  // the rules' choice and its time
   planner::TuneEntry best;
@@ -27,9 +28,10 @@ struct TuneOutcome {
   std::string skipped;  // why the case was not tuned (empty: it was)
 };
 
-// Tunes every text case of `suite` on ctx's device and writes the winners into
-// `table` (one entry per bucket: the fastest over the suite's cases in it).
-// Vision and audio cases have a single variant per dtype and are skipped.
+// Tunes every text and vision case of `suite` on ctx's device and writes the
+// winners into `table` (one entry per family and bucket: the fastest over the
+// suite's cases in it). Text: variants, splits, keys per step, rows per
+// workgroup; vision: variants. Audio has one variant per dtype: not tuned.
 std::vector<TuneOutcome> tune_suite(Context& ctx, const BenchSuite& suite, const TuneOptions& options,
                                     planner::TuneTable& table);
 

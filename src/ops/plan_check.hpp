@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "planner/plan_cache.hpp"
@@ -44,11 +45,13 @@ const planner::CachedPlan& checked_plan(const Plan& plan, PlanFamily family, con
                                                          plan.variant, caps.name, e.what()));
   }
   if (c->plan.same_work(plan)) return *c;
-  // Tuning values the plan was made with (splits, keys per step) are its to keep.
+  // Tuning values the plan was made with (rows, splits, keys per step) are its to keep.
   const Plan untuned = c->plan;
+  const auto rows = [](const PlanGeometry& g) { return std::max(1u, g.query_rows) * std::max(1u, g.head_group); };
+  if (rows(plan.geometry) != rows(untuned.geometry)) again.rows = rows(plan.geometry);
   if (plan.geometry.splits != untuned.geometry.splits) again.splits = plan.geometry.splits;
   if (plan.geometry.tile_keys != untuned.geometry.tile_keys) again.tile_keys = plan.geometry.tile_keys;
-  if (!again.splits && !again.tile_keys) throw mismatch(untuned, "");
+  if (!again.rows && !again.splits && !again.tile_keys) throw mismatch(untuned, "");
   try {
     c = &cached(again);
   } catch (const Error& e) {

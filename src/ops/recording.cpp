@@ -33,10 +33,24 @@ PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DT
   return d;
 }
 
-const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
-                                          uint64_t groups, uint32_t batch) {
-  const PlanDispatch d = split_reduce_dispatch(rt.caps(), head_dim, out, rows, groups, batch);
-  return rt.pipelines().get({d.module, d.spec_constants, 0}, {TEXT_BINDINGS, sizeof(text::TextPush)});
+void add_decoder_dispatches(Plan& plan, PlanDispatch attention, const DeviceCaps& caps, const DecoderGrid& g) {
+  const uint32_t gqa = g.num_heads / g.num_kv_heads;
+  const uint64_t grid[3] = {(uint64_t(g.seq_len) + g.q_pos - 1) / g.q_pos,
+                            uint64_t(g.num_kv_heads) * (gqa / g.head_group),
+                            uint64_t(g.batch) * g.splits};  // 64-bit: the products may pass 2^32
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] > caps.max_workgroup_count[i])
+      throw Error(ErrorKind::unsupported,
+                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
+                              caps.max_workgroup_count[i], grid[i]));
+    attention.grid[i] = static_cast<uint32_t>(grid[i]);
+  }
+  plan.dispatches.push_back(std::move(attention));
+  if (g.splits <= 1) return;
+  const uint64_t rows = uint64_t(g.batch) * g.splits * g.seq_len * g.num_heads;
+  plan.dispatches.push_back(
+      split_reduce_dispatch(caps, g.head_dim, g.out, rows, uint64_t(g.seq_len) * g.num_heads, g.batch));
+  plan.scratch_bytes = rows * g.head_dim * 4 + rows * 8;  // partial outputs, then (max, sum) pairs
 }
 
 }  // namespace vkattn::ops

@@ -44,8 +44,17 @@ inline PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_
 // bindings are text attention's (text_attention_interface.h).
 PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DType out, uint64_t rows,
                                    uint64_t groups, uint32_t batch);
-// Its pipeline.
-const vk::Pipeline& split_reduce_pipeline(vk::Runtime& rt, uint32_t head_dim, DType out, uint64_t rows,
-                                          uint64_t groups, uint32_t batch);
+
+// What the grid of a decoder attention dispatch (text, BDPA) is made of.
+struct DecoderGrid {
+  uint32_t batch, seq_len, num_heads, num_kv_heads, head_dim;
+  uint32_t q_pos, head_group;  // query positions and heads per workgroup
+  uint32_t splits;             // > 1: partials, reduced by text_split_reduce
+  DType out;
+};
+// Gives `attention` its grid (query-position blocks, KV heads x head groups,
+// batch x splits; an Error(unsupported) past the device's limits) and appends
+// it to the plan; with splits, then text_split_reduce and the partials' scratch.
+void add_decoder_dispatches(Plan& plan, PlanDispatch attention, const DeviceCaps& caps, const DecoderGrid& g);
 
 }  // namespace vkattn::ops

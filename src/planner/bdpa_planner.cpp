@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "planner/geometry_rules.hpp"
 #include "planner/plan_render.hpp"
 #include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
+#include "planner/split_grid.hpp"
 #include "planner/text_variants.hpp"
 #include "shaders/bdpa_interface.h"
 #include "vkattn/error.hpp"
@@ -20,6 +20,7 @@ namespace {
 // Keys one split walks at most: the text planner's flash-decoding chunk
 // (measured there on the H200), so long contexts fill the device.
 constexpr uint32_t kSplitChunkKeys = 128;
+static_assert(kSplitChunkKeys % kSplitLengthGranule == 0, "split counts must be constant per split_length_bucket");
 
 struct Rule {
   const char* family;
@@ -80,6 +81,11 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
     auto g = bdpa_geometry(v, caps, s);
     plan.candidates.push_back({v.name, g.geometry.has_value(), g.geometry ? "eligible" : g.reason});
   }
+  // The key tile and the rows are sized from shared memory.
+  for (auto [name, value] : {std::pair{"tile_keys", options.tile_keys}, std::pair{"rows", options.rows}})
+    if (value)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("{}: expected unset for bdpa attention (sized from shared memory), got {}", name, value));
   auto tuned = [&](BdpaPlan p) {
     if (options.splits) {
       if (!p.variant->split)
@@ -98,7 +104,7 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
     BdpaGeometryOrReason g;
     std::string rejected;
     if (!v)
-      rejected = fmt::format("variant: expected a bdpa variant name (bdpa_*), got '{}'", forced);
+      rejected = unknown_variant("bdpa", forced);
     else if (!(g = bdpa_geometry(*v, caps, s)).geometry)
       rejected = fmt::format("variant '{}' rejected: {}", forced, g.reason);
     if (rejected.empty()) {
@@ -116,7 +122,7 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
     if (!g.geometry || !rule.applies(*g.geometry)) continue;
     plan.variant = v;
     plan.geometry = *g.geometry;
-    plan.reason = forced.empty() ? rule.reason : std::string("override_fallback: ") + rule.reason;
+    plan.reason = rule_reason(rule.reason, !forced.empty());
     return tuned(plan);
   }
   std::string whys;
@@ -126,22 +132,12 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
                                                   whys.empty() ? "; no row takes these dtypes" : whys));
 }
 
-std::string explain(const BdpaPlan& plan) {
-  const auto& g = plan.geometry;
-  return explain_candidates(plan.candidates, plan.variant->name, plan.reason, 28) +
-         fmt::format("geometry: {} query positions x {} heads per workgroup, {} keys per tile, {} invocations, {} "
-                     "KV split(s), {} bytes shared\n",
-                     g.q_pos, g.head_group, g.tile_keys, g.workgroup_size, g.splits, g.shared_bytes) +
-         explain_warnings(plan.warnings);
-}
-
-std::string plan_to_json(const BdpaPlan& plan) {
-  const auto& g = plan.geometry;
-  return plan_json(plan.variant->name, plan.reason,
-                   nlohmann::json{{"q_pos", g.q_pos}, {"head_group", g.head_group}, {"tile_keys", g.tile_keys},
-                                  {"workgroup_size", g.workgroup_size}, {"splits", g.splits},
-                                  {"shared_bytes", g.shared_bytes}},
-                   plan.candidates, plan.warnings);
+Plan public_view(const BdpaPlan& plan) {
+  const BdpaGeometry& g = plan.geometry;
+  Plan view = plan_header(PlanFamily::bdpa, plan.variant->name, plan);
+  // No lanes per key row, no required subgroup size.
+  view.geometry = {g.workgroup_size, g.q_pos, g.head_group, g.tile_keys, g.splits, g.acc_chunks, 0, g.shared_bytes, 0};
+  return view;
 }
 
 }  // namespace vkattn::planner

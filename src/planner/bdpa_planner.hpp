@@ -1,6 +1,6 @@
 // Chooses a BDPA variant for a device and call shape: a pure function of
-// DeviceCaps (tested on synthetic devices), with the text planner's override
-// semantics (PlanOptions variant or kernel path, strict or one warning).
+// DeviceCaps (tested on synthetic devices), through the shared selection
+// (src/planner/selection.cpp: variant or kernel path, strict or one warning).
 #pragma once
 
 #include <optional>
@@ -40,9 +40,11 @@ struct BdpaPlan {
   std::vector<std::string> warnings;
 };
 
-// Honours options.variant / options.path, and options.splits for split rows.
+// Honours options.variant / options.path, and options.splits for split rows;
+// tile_keys and rows are an Error naming them (sized from shared memory).
 BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& shape, const PlanOptions& options = {});
-std::string explain(const BdpaPlan& plan);
-std::string plan_to_json(const BdpaPlan& plan);
+
+// The choice as a public Plan without its dispatches; the ops add them.
+Plan public_view(const BdpaPlan& plan);
 
 }  // namespace vkattn::planner

@@ -14,12 +14,12 @@ namespace vkattn {
 namespace {
 
 constexpr std::pair<PlanFamily, const char*> kFamilies[] = {
-    {PlanFamily::text, "text"}, {PlanFamily::vision, "vision"}, {PlanFamily::audio, "audio"}};
+    {PlanFamily::text, "text"}, {PlanFamily::vision, "vision"}, {PlanFamily::audio, "audio"}, {PlanFamily::bdpa, "bdpa"}};
 
 PlanFamily family_from_string(const std::string& name) {
   for (auto [f, n] : kFamilies)
     if (name == n) return f;
-  throw Error(ErrorKind::invalid_argument, fmt::format("plan.family: expected text, vision or audio, got '{}'", name));
+  throw Error(ErrorKind::invalid_argument, fmt::format("plan.family: expected text, vision, audio or bdpa, got '{}'", name));
 }
 
 // Field `key` of object `j`, naming it when `j` is not an object or lacks it.

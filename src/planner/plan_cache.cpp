@@ -1,5 +1,6 @@
 #include "planner/plan_cache.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string_view>
@@ -20,6 +21,7 @@ struct KeyHash {
     mix(o.layer);
     mix(o.splits);
     mix(o.tile_keys);
+    mix(o.rows);
     mix(uint64_t(o.strict) | uint64_t(o.allow_reduced_precision) << 1 | uint64_t(o.use_tuning_cache) << 2);
     return size_t(h);
   }
@@ -50,6 +52,15 @@ ThreadTable& table() {
 }
 
 }  // namespace
+
+PlanKey plan_key(uint64_t device, PlanFamily family, std::initializer_list<uint32_t> shape, const PlanOptions& options) {
+  PlanKey k;
+  k.device = device;
+  k.family = family;
+  std::copy_n(shape.begin(), std::min(shape.size(), k.shape.size()), k.shape.begin());
+  k.options = options;
+  return k;
+}
 
 const CachedPlan* find_plan(const PlanKey& key) {
   ThreadTable& t = table();

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct PlanKey {
   PlanOptions options;
   bool operator==(const PlanKey&) const = default;
 };
+
+// The key of a call of `family` on device `device` whose plan depends on the
+// numbers `shape` (at most 16) and on `options`.
+PlanKey plan_key(uint64_t device, PlanFamily family, std::initializer_list<uint32_t> shape, const PlanOptions& options);
 
 // A plan and the pipelines of its dispatches (owned by the device's pipeline cache).
 struct CachedPlan {

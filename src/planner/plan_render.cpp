@@ -20,17 +20,4 @@ std::string explain_warnings(const std::vector<std::string>& warnings) {
   return out;
 }
 
-std::string plan_json(const std::string& winner, const std::string& reason, nlohmann::json geometry,
-                      const std::vector<PlanCandidate>& candidates, const std::vector<std::string>& warnings) {
-  nlohmann::json j;
-  j["variant"] = winner;
-  j["reason"] = reason;
-  j["geometry"] = std::move(geometry);
-  j["candidates"] = nlohmann::json::array();
-  for (const auto& c : candidates)
-    j["candidates"].push_back({{"variant", c.variant}, {"eligible", c.eligible}, {"why", c.why}});
-  j["warnings"] = warnings;
-  return j.dump(2);
-}
-
 }  // namespace vkattn::planner

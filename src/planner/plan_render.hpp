@@ -2,7 +2,6 @@
 // the winner and its reason, and warnings.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,11 +14,6 @@ namespace vkattn::planner {
 std::string explain_candidates(const std::vector<PlanCandidate>& candidates, const std::string& winner,
                                const std::string& reason, int name_width);
 std::string explain_warnings(const std::vector<std::string>& warnings);
-
-// {"variant", "reason", "geometry", "candidates", "warnings"} as pretty JSON,
-// for BDPA's planner, which has no public Plan family yet.
-std::string plan_json(const std::string& winner, const std::string& reason, nlohmann::json geometry,
-                      const std::vector<PlanCandidate>& candidates, const std::vector<std::string>& warnings);
 
 // The part of a public Plan every family's planner result fills alike:
 // family, variant, reason, candidates and warnings.

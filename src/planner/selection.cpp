@@ -26,6 +26,7 @@ void reject_unhonoured_options(std::string_view family, const PlanOptions& o) {
   if (!o.path.empty()) reject("path", fmt::format("{} entries", o.path.size()));
   if (o.splits) reject("splits", std::to_string(o.splits));
   if (o.tile_keys) reject("tile_keys", std::to_string(o.tile_keys));
+  if (o.rows) reject("rows", std::to_string(o.rows));
 }
 
 std::string unknown_variant(std::string_view family, std::string_view name) {

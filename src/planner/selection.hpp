@@ -15,8 +15,9 @@ namespace vkattn::planner {
 // kernel-path entry matching (phase, layer); empty when none does.
 std::string requested_variant(const PlanOptions& options, Phase phase);
 
-// Families without kernel paths or tuning overrides (vision, audio) reject
-// them: an Error naming the option, never a silent no-op.
+// Families without kernel paths or tuning overrides (vision, audio: path,
+// splits, tile_keys, rows) reject them: an Error naming the option, never a
+// silent no-op.
 void reject_unhonoured_options(std::string_view family, const PlanOptions& options);
 
 // The message for an override naming no variant of `family`.

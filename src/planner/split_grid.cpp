@@ -4,14 +4,23 @@
 
 namespace vkattn::planner {
 
+namespace {
+
+// Keys rounded up to whole granules (see kSplitLengthGranule), at least one.
+uint64_t granules(uint32_t keys) { return uint64_t(std::max(1u, split_length_bucket(keys))) * kSplitLengthGranule; }
+
+}  // namespace
+
 uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,
                                const SplitPolicy& policy) {
   const uint64_t base = std::max<uint64_t>(1, workgroups_per_split);
   const uint64_t keys = s.kv_len_max();
-  const uint64_t by_length = (keys + policy.min_keys_per_split - 1) / policy.min_keys_per_split;
+  const uint64_t min_keys = granules(policy.min_keys_per_split);
+  const uint64_t unknown_keys = granules(policy.keys_per_split_unknown_device);
+  const uint64_t by_length = (keys + min_keys - 1) / min_keys;
   const uint64_t wanted =
       caps.compute_units ? (uint64_t(policy.workgroups_per_compute_unit) * caps.compute_units + base - 1) / base
-                         : (keys + policy.keys_per_split_unknown_device - 1) / policy.keys_per_split_unknown_device;
+                         : (keys + unknown_keys - 1) / unknown_keys;
   const uint64_t grid_cap = std::max<uint64_t>(1, caps.max_workgroup_count[2] / std::max(1u, s.batch));
   return uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, grid_cap));
 }

@@ -9,9 +9,18 @@
 
 namespace vkattn::planner {
 
+// Every split policy's keys per split is a multiple of this many keys, so two
+// host lengths with the same split_length_bucket get the same split count from
+// every policy (the plan cache keys host-length decode calls by it: a growing
+// decode re-plans once per bucket, not once per token).
+constexpr uint32_t kSplitLengthGranule = 16;
+constexpr uint32_t split_length_bucket(uint32_t kv_len) {
+  return kv_len / kSplitLengthGranule + (kv_len % kSplitLengthGranule != 0);
+}
+
 struct SplitPolicy {
   uint32_t workgroups_per_compute_unit;  // the grid the device should see, per compute unit
-  uint32_t min_keys_per_split;           // a split shorter than this costs more than it hides
+  uint32_t min_keys_per_split;           // a split shorter than this costs more than it hides (rounded up to the granule)
   uint32_t keys_per_split_unknown_device;  // devices that do not report compute units
 };
 

@@ -9,6 +9,8 @@
 #include "planner/plan_render.hpp"
 #include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
+#include "planner/split_grid.hpp"
+#include "shaders/text_attention_interface.h"
 #include "shaders/text_tile_arrays.h"
 #include "vkattn/error.hpp"
 
@@ -20,8 +22,21 @@ namespace {
 // (its arrays, shaders/text_tile_arrays.h).
 uint32_t shared_bytes(uint32_t rows, uint32_t d, uint32_t tk) { return TEXT_TILE_SHARED_BYTES(rows, d, tk); }
 
+// Bytes text_decode_online.comp declares for this geometry (its arrays,
+// TEXT_ONLINE_SHARED_BYTES in shaders/text_attention_interface.h); without
+// subgroup arithmetic the workgroup is one group of lanes, plus the lane-sum tree.
+uint32_t online_shared_bytes(const TextVariant& v, const TextGeometry& g, uint32_t d, uint32_t subgroup) {
+  const bool lane_tree = !v.needs_subgroup_arithmetic;
+  const uint32_t nsg = lane_tree ? 1 : g.workgroup_size / subgroup;
+  return TEXT_ONLINE_SHARED_BYTES(nsg, g.head_group, d, g.tile_keys, g.workgroup_size, lane_tree);
+}
+
 // Keys one split-KV workgroup walks at most (see text_geometry).
 constexpr uint32_t kSplitChunkKeys = 128;
+static_assert(kSplitChunkKeys % kSplitLengthGranule == 0, "split counts must be constant per split_length_bucket");
+// PlanOptions::rows: the most query rows a tuning value may give a workgroup
+// (the largest row count of the scalar variants' tables, twice over).
+constexpr uint32_t kMaxTunedRows = 64;
 // decode_flash: K (and V) words one lane keeps in flight per step, at most.
 constexpr uint32_t kMaxFlashWordsInFlight = 16;
 
@@ -73,9 +88,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     g.head_group = largest_divisor_at_most(gqa, std::max(1u, std::min(v.target_rows, 8 / slices)));
     g.tile_keys = v.max_tile_keys;
     g.acc_chunks = slices;
-    const uint32_t nsg = g.workgroup_size / sg;
-    g.shared_bytes = nsg * g.head_group * (s.head_dim / 4 * 16 + 8) +
-                     (v.needs_subgroup_arithmetic ? 0 : g.head_group * g.tile_keys * g.workgroup_size * 4);
+    g.shared_bytes = online_shared_bytes(v, g, s.head_dim, sg);
     if (g.shared_bytes > caps.max_shared_memory_bytes)
       return no(fmt::format("needs {} bytes of shared memory to merge subgroups, device has {}", g.shared_bytes,
                             caps.max_shared_memory_bytes));
@@ -153,6 +166,21 @@ const TextVariant* variant_of(const std::string& family, const TextShape& s) {
 // variant cannot take is an error (tuning is explicit, never silently dropped).
 static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s, const PlanOptions& o) {
   TextGeometry& g = plan.geometry;
+  // First the rows: the variant's geometry made again for them (key tile, splits and all).
+  if (o.rows) {
+    if (o.rows > kMaxTunedRows || (o.rows & (o.rows - 1)))
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("rows: expected a power of two up to {}, got {}", kMaxTunedRows, o.rows));
+    if (plan.variant->engine == Engine::flash_fragments)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("rows: expected 0 for {} (its rows are sized from shared memory), got {}",
+                              plan.variant->name, o.rows));
+    TextVariant resized = *plan.variant;
+    resized.target_rows = o.rows;
+    auto regrown = text_geometry(resized, caps, s);
+    if (!regrown.geometry) throw Error(ErrorKind::unsupported, fmt::format("rows: {}", regrown.reason));
+    g = *regrown.geometry;
+  }
   if (o.tile_keys) {
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
@@ -179,13 +207,14 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
       g.shared_bytes = need;
     } else if (!plan.variant->needs_subgroup_arithmetic) {
       // decode_chunked sums lane partials for every (head, key) of a step in shared memory.
-      const uint32_t need = g.shared_bytes + g.head_group * g.workgroup_size * 4 * (o.tile_keys - g.tile_keys);
-      if (o.tile_keys > g.tile_keys && need > caps.max_shared_memory_bytes)
+      TextGeometry wider = g;
+      wider.tile_keys = o.tile_keys;
+      const uint32_t need = online_shared_bytes(*plan.variant, wider, s.head_dim, caps.subgroup_size);
+      if (need > caps.max_shared_memory_bytes)
         throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {} keys need {} bytes of shared memory, device "
                                                         "has {}",
                                                         o.tile_keys, need, caps.max_shared_memory_bytes));
-      g.shared_bytes = g.shared_bytes - g.head_group * g.workgroup_size * 4 * g.tile_keys +
-                       g.head_group * g.workgroup_size * 4 * o.tile_keys;
+      g.shared_bytes = need;
     }
     g.tile_keys = o.tile_keys;
   }

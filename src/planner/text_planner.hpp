@@ -64,7 +64,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
-// The same without PlanOptions' tuning overrides (splits, tile_keys).
+// The same without PlanOptions' tuning overrides (rows, splits, tile_keys).
 TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});
 
 // The choice as a public Plan without its dispatches (variant, reason,

@@ -62,14 +62,14 @@ TuneTable TuneTable::load(const std::string& path) {
         throw bad(fmt::format("entries[{}].{}: expected an integer from 0 to {}, got {}", i, key, UINT32_MAX, v.dump()));
       return v.get<uint32_t>();
     };
-    const uint32_t splits = tuning_value("splits"), tile_keys = tuning_value("tile_keys");
+    const uint32_t splits = tuning_value("splits"), tile_keys = tuning_value("tile_keys"), rows = tuning_value("rows");
     try {
-      TuneEntry entry{e.at("variant").get<std::string>(), splits, tile_keys, e.value("ms", 0.0)};
+      TuneEntry entry{e.at("variant").get<std::string>(), splits, tile_keys, e.value("ms", 0.0), rows};
       t.entries_[entry_key(e.at("device").get<std::string>(), e.at("family").get<std::string>(),
                            e.at("bucket").get<std::string>())] = std::move(entry);
     } catch (const nlohmann::json::exception& err) {
       throw bad(fmt::format("entries[{}]: expected device, family, bucket, variant (strings) and optional splits, "
-                            "tile_keys, ms (numbers), got {} ({})",
+                            "tile_keys, rows, ms (numbers), got {} ({})",
                             i, e.dump(), err.what()));
     }
   }
@@ -86,6 +86,7 @@ void TuneTable::save(const std::string& path) const {
                        {"variant", e.variant},
                        {"splits", e.splits},
                        {"tile_keys", e.tile_keys},
+                       {"rows", e.rows},
                        {"ms", e.ms}});
   }
   const std::filesystem::path p(path);

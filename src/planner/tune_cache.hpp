@@ -21,6 +21,7 @@ struct TuneEntry {
   uint32_t splits = 0;     // 0: the planner's choice
   uint32_t tile_keys = 0;  // 0: the planner's choice
   double ms = 0.0;         // the time it was chosen by
+  uint32_t rows = 0;       // query rows per workgroup; 0: the planner's choice
   bool operator==(const TuneEntry&) const = default;
 };
 
@@ -57,7 +58,7 @@ template <class Plan, class PlanFn>
 Plan plan_with_tuning(const DeviceCaps& caps, PlanFamily family, const std::string& bucket,
                       const PlanOptions& options, PlanFn plan) {
   const bool free_choice = options.use_tuning_cache && options.variant.empty() && options.path.empty() &&
-                           !options.splits && !options.tile_keys;
+                           !options.splits && !options.tile_keys && !options.rows;
   const auto table = free_choice ? process_tune_table() : nullptr;
   const TuneEntry* e = table ? table->find(caps, family, bucket) : nullptr;
   if (!e) return plan(options);
@@ -65,6 +66,7 @@ Plan plan_with_tuning(const DeviceCaps& caps, PlanFamily family, const std::stri
   tuned.variant = e->variant;
   tuned.splits = e->splits;
   tuned.tile_keys = e->tile_keys;
+  tuned.rows = e->rows;
   tuned.strict = true;
   try {
     Plan p = plan(tuned);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "reference/parallel.hpp"
+#include "reference/row_softmax.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -90,16 +91,7 @@ std::vector<double> audio_attention(const AudioAttentionParams& p, std::span<con
           logits.push_back(z);
           keys.push_back(t_k);
         }
-        if (logits.empty()) continue;  // no visible key: zeros
-
-        const double max_logit = *std::max_element(logits.begin(), logits.end());
-        double sum = 0.0;
-        for (double& z : logits) sum += (z = std::exp(z - max_logit));
-        double* orow = &out[(t_q * H + h) * D];
-        for (size_t i = 0; i < logits.size(); ++i) {
-          const float* vrow = at(v, keys[i], h);
-          for (int64_t d = 0; d < D; ++d) orow[d] += logits[i] / sum * vrow[d];
-        }
+        softmax_weighted_sum(logits, &out[(t_q * H + h) * D], uint64_t(D), [&](size_t i) { return at(v, keys[i], h); });
       }
     }
   });

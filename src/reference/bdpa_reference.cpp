@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "reference/parallel.hpp"
+#include "reference/row_softmax.hpp"
 #include "reference/text_reference.hpp"
 #include "vkattn/error.hpp"
 
@@ -77,25 +78,17 @@ std::vector<double> bdpa_attention(const BdpaParams& p, std::span<const float> q
       keys.clear();
       for (uint64_t j = 0; j < p.kv_len_of(b); ++j) {
         const uint64_t k_pos = cache.index[(b * p.kv_capacity + j) * 3 + 2];
-        if (p.causal && k_pos > q_pos) continue;
-        if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
+        if (!key_visible(p.causal, p.window, q_pos, k_pos)) continue;
         rebuild(false, b, j, kvh, krow);
         double dot = 0.0;
         for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * krow[d];
-        double score = scale * dot;
-        if (p.softcap > 0.0f) score = p.softcap * std::tanh(score / p.softcap);
-        scores.push_back(score);
+        scores.push_back(capped_score(dot, scale, p.softcap));
         keys.push_back(j);
       }
-      if (scores.empty()) continue;  // no visible key: the output row stays zero
-      const double max_score = *std::max_element(scores.begin(), scores.end());
-      double sum = 0.0;
-      for (double& s : scores) sum += (s = std::exp(s - max_score));
-      double* orow = &out[((b * S + i) * H + h) * D];
-      for (size_t t = 0; t < scores.size(); ++t) {
+      softmax_weighted_sum(scores, &out[((b * S + i) * H + h) * D], D, [&](size_t t) -> const std::vector<double>& {
         rebuild(true, b, keys[t], kvh, krow);
-        for (uint64_t d = 0; d < D; ++d) orow[d] += scores[t] / sum * krow[d];
-      }
+        return krow;
+      });
     }
   });
   return out;

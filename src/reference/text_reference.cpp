@@ -8,6 +8,7 @@
 #include <string>
 
 #include "reference/parallel.hpp"
+#include "reference/row_softmax.hpp"
 #include "shaders/text_kv_tier.h"
 #include "vkattn/error.hpp"
 
@@ -147,28 +148,17 @@ std::vector<double> text_attention(const TextAttentionParams& p, std::span<const
       rows.clear();
       for (uint64_t j = 0; j < kv_len; ++j) {
         const uint64_t k_pos = kv_start + j;
-        if (p.causal && k_pos > q_pos) continue;
-        if (p.window > 0 && !(q_pos < k_pos + p.window)) continue;  // hides k_pos <= q_pos - window
+        if (!key_visible(p.causal, p.window, q_pos, k_pos)) continue;
         const Row row = kv_row(b, k_pos, j >= hot_from);
         const float* krow = &(row.hot ? hot_k : k)[(row.index * Hkv + kv_head) * D];
         double dot = 0.0;
         for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
-        double score = scale * dot;
-        if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
-        scores.push_back(score);
+        scores.push_back(capped_score(dot, scale, softcap));
         rows.push_back(row);
       }
-      if (scores.empty()) continue;  // no visible key: the output row stays zero
-
-      const double max_score = *std::max_element(scores.begin(), scores.end());
-      double sum = 0.0;
-      for (double& s : scores) sum += (s = std::exp(s - max_score));
-      double* orow = &out[((b * S + i) * H + h) * D];
-      for (size_t t = 0; t < scores.size(); ++t) {
-        const float* vrow = &(rows[t].hot ? hot_v : v)[(rows[t].index * Hkv + kv_head) * D];
-        const double w = scores[t] / sum;
-        for (uint64_t d = 0; d < D; ++d) orow[d] += w * double{vrow[d]};
-      }
+      softmax_weighted_sum(scores, &out[((b * S + i) * H + h) * D], D, [&](size_t t) {
+        return &(rows[t].hot ? hot_v : v)[(rows[t].index * Hkv + kv_head) * D];
+      });
     }
   });
   return out;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "reference/parallel.hpp"
+#include "reference/row_softmax.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
@@ -68,14 +69,7 @@ std::vector<double> vision_attention(std::span<const float> q, std::span<const f
           for (uint64_t d = 0; d < D; ++d) dot += double{qrow[d]} * double{krow[d]};
           scores[t] = scale * dot;
         }
-        const double max_score = *std::max_element(scores.begin(), scores.end());
-        double sum = 0.0;
-        for (double& s : scores) sum += (s = std::exp(s - max_score));
-        double* orow = &out[(p * H + h) * D];
-        for (uint64_t t = 0; t < P; ++t) {
-          const float* vrow = &v[(t * H + h) * D];
-          for (uint64_t d = 0; d < D; ++d) orow[d] += scores[t] / sum * double{vrow[d]};
-        }
+        softmax_weighted_sum(scores, &out[(p * H + h) * D], D, [&](size_t t) { return &v[(t * H + h) * D]; });
       }
     }
   });

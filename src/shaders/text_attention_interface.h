@@ -22,12 +22,17 @@
 #define TEXT_SC_KV_GROUP 13       // quantized KV: elements per scale (KV_QUANT_GROUP_ROW: one per row)
 #define TEXT_SC_COUNT 14
 
-// text_decode_flash merges its subgroups' (m, l, acc) in shared memory: vec4s
-// of acc for `nsg` subgroups x `heads` query heads x head dim `d`, plus one
-// vec2 (m, l) per subgroup and head. The shader sizes its arrays with these,
-// the planner its shared-memory budget.
+// text_decode_flash and text_decode_online merge their subgroups' (m, l, acc)
+// in shared memory: vec4s of acc for `nsg` subgroups x `heads` query heads x
+// head dim `d`, plus one (m, l) pair of floats per subgroup and head. The
+// shaders size their arrays with these, the planner its shared-memory budget.
 #define TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) ((nsg) * (heads) * ((d) / 4))
 #define TEXT_FLASH_SHARED_BYTES(nsg, heads, d) (TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) * 16 + (nsg) * (heads) * 8)
+// text_decode_online built without subgroup arithmetic (decode_chunked) adds
+// one float per head, key of a step (`kb`) and lane (`wg`): the lane-sum tree.
+#define TEXT_ONLINE_LANE_PART_FLOATS(heads, kb, wg) ((heads) * (kb) * (wg))
+#define TEXT_ONLINE_SHARED_BYTES(nsg, heads, d, kb, wg, lane_tree) \
+  (TEXT_FLASH_SHARED_BYTES(nsg, heads, d) + ((lane_tree) ? 4 * TEXT_ONLINE_LANE_PART_FLOATS(heads, kb, wg) : 0))
 
 #define TEXT_LAYOUT_CONTIGUOUS 0
 #define TEXT_LAYOUT_RING 1

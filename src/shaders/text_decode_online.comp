@@ -64,11 +64,11 @@ const uint NSG = WG / SG;             // subgroups per workgroup
 const float NEG_INF = -1.0 / 0.0;
 
 #ifndef USE_SUBGROUP
-shared float lane_part[HEAD_GROUP * KB * WG];
+shared float lane_part[TEXT_ONLINE_LANE_PART_FLOATS(HEAD_GROUP, KB, WG)];
 #endif
 shared float merge_m[NSG * HEAD_GROUP];
 shared float merge_l[NSG * HEAD_GROUP];
-shared vec4 merge_acc[NSG * HEAD_GROUP * D4];
+shared vec4 merge_acc[TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)];
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"

@@ -10,12 +10,6 @@
 
 namespace vkattn {
 
-// text_common.glsl decodes the audio kernel's words by the text dtype codes.
-
-namespace {
-
-}  // namespace
-
 AudioTensorTypes audio_tensor_types(const AudioAttentionTensors& t) { return {t.q.dtype(), t.out.dtype()}; }
 
 Plan plan_audio(const DeviceCaps& caps, const AudioAttentionParams& p, const AudioTensorTypes& types,
@@ -48,11 +42,8 @@ namespace audio {
 
 const planner::CachedPlan& cached_plan(vk::Runtime& rt, const AudioAttentionParams& p, const AudioTensorTypes& types,
                                        const PlanOptions& options) {
-  planner::PlanKey key;
-  key.device = rt.id();
-  key.family = PlanFamily::audio;
-  key.shape = {p.frames, p.num_heads, p.head_dim, uint32_t(types.in), uint32_t(types.out)};
-  key.options = options;
+  const auto key = planner::plan_key(rt.id(), PlanFamily::audio,
+                                     {p.frames, p.num_heads, p.head_dim, uint32_t(types.in), uint32_t(types.out)}, options);
   return ops::cached_or_planned(key, rt, [&] { return plan_audio(rt.caps(), p, types, options); },
                                 [](const PlanDispatch&) { return vk::ShaderInterface{AUDIO_BINDINGS, sizeof(AudioPush)}; });
 }

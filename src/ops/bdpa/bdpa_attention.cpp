@@ -1,16 +1,17 @@
-// BDPA attention: validate -> plan -> cached pipeline -> bind -> record, then,
-// for a split plan, text_split_reduce.comp over the partials (the same format
-// the text kernels write).
+// BDPA attention: validate -> plan (the plan cache's, or the caller's, checked)
+// -> bind -> record, then, for a split plan, text_split_reduce.comp over the
+// partials (the same format the text kernels write).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
+#include "ops/bdpa/bdpa_plan.hpp"
 #include "ops/bdpa/bdpa_validate.hpp"
+#include "ops/plan_check.hpp"
 #include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
-#include "planner/bdpa_planner.hpp"
 #include "shaders/bdpa_interface.h"
 #include "shaders/text_attention_interface.h"
 #include "vk/recorder_impl.hpp"
@@ -73,59 +74,22 @@ void check_bdpa_index(const BdpaParams& p, const std::vector<uint32_t>& index) {
   }
 }
 
-TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaTensors& t,
-                            const PlanOptions& options) {
-  vk::RecorderImpl& rec = recorder.impl();
-  vk::Runtime& rt = recorder.context().runtime();
-  const DeviceCaps& caps = rt.caps();
-  bdpa::validate_params(p);
-  bdpa::validate_tensors(p, t, caps);
+namespace {
 
-  planner::BdpaShape shape{p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, 0, t.q.dtype(),
-                           t.basis_k.dtype()};
-  // Lengths from the GPU: size the splits for the longest replay (the index capacity).
-  shape.kv_len = t.kv_len.valid() ? p.kv_capacity : *std::max_element(p.kv_len.begin(), p.kv_len.end());
-  const planner::BdpaPlan plan = planner::plan_bdpa(caps, shape, options);
-  const planner::BdpaGeometry& g = plan.geometry;
-  const bool split = plan.variant->split && g.splits > 1;
-
-  std::vector<uint32_t> spec(BDPA_SC_COUNT, 0);
-  spec[BDPA_SC_HEAD_DIM] = p.head_dim;
-  spec[BDPA_SC_WG_SIZE] = g.workgroup_size;
-  spec[BDPA_SC_Q_POS] = g.q_pos;
-  spec[BDPA_SC_HEAD_GROUP] = g.head_group;
-  spec[BDPA_SC_TILE_KEYS] = g.tile_keys;
-  spec[BDPA_SC_Q_TYPE] = dtype_code(t.q.dtype());
-  spec[BDPA_SC_BASIS_TYPE] = dtype_code(t.basis_k.dtype());
-  spec[BDPA_SC_O_TYPE] = dtype_code(t.out.dtype());
-  spec[BDPA_SC_SPLIT] = split ? 1 : 0;
-  spec[BDPA_SC_ACC_CHUNKS] = g.acc_chunks;
-  spec[BDPA_SC_PAIRING] = p.pairing == RopePairing::interleaved ? BDPA_ROPE_INTERLEAVED : BDPA_ROPE_ROTATE_HALF;
-  const vk::Pipeline& pipeline =
-      rt.pipelines().get({plan.variant->module, spec, 0}, {BDPA_BINDINGS, sizeof(bdpa::BdpaPush)});
-
+// Records a plan already checked against this call and device, with its pipelines.
+TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planner::CachedPlan& cached,
+                            const BdpaParams& p, const BdpaTensors& t) {
+  const Plan& plan = cached.plan;
+  const bool split = plan.dispatches.size() == 2;  // attention, then text_split_reduce
   // Every check that can reject the call comes before anything is recorded.
   const Shape qshape{p.batch, p.seq_len, p.num_heads, p.head_dim};
   const text::RowStrides qs = text::row_strides("q", t.q, qshape), os = text::row_strides("out", t.out, qshape);
   TextCallInfo info;
-  info.variant = plan.variant->name;
+  info.variant = plan.variant;
   info.reason = plan.reason;
   info.warnings = plan.warnings;
-  info.splits = split ? g.splits : 1;
-  const uint32_t gqa = p.num_heads / p.num_kv_heads;
-  const uint64_t grid[3] = {(uint64_t(p.seq_len) + g.q_pos - 1) / g.q_pos,
-                            uint64_t(p.num_kv_heads) * (gqa / g.head_group), uint64_t(p.batch) * info.splits};
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] > caps.max_workgroup_count[i])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
-                              caps.max_workgroup_count[i], grid[i]));
-    info.workgroups[i] = static_cast<uint32_t>(grid[i]);
-  }
-  const uint64_t rows = uint64_t(p.batch) * info.splits * p.seq_len * p.num_heads;
-  const uint64_t reduce_groups = uint64_t(p.seq_len) * p.num_heads;
-  const vk::Pipeline* reduce = nullptr;
-  if (split) reduce = &ops::split_reduce_pipeline(rt, p.head_dim, t.out.dtype(), rows, reduce_groups, p.batch);
+  info.splits = plan.geometry.splits;
+  std::copy(std::begin(plan.dispatches[0].grid), std::end(plan.dispatches[0].grid), info.workgroups);
 
   const VkBuffer placeholder = rt.placeholder_buffer();
   const vk::BufferRef none{placeholder, 0, 64, vk::Access::read};
@@ -153,6 +117,7 @@ TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaT
   std::copy(qs.begin(), qs.end(), push.q_strides);
   std::copy(os.begin(), os.end(), push.o_strides);
 
+  const uint64_t rows = uint64_t(p.batch) * info.splits * p.seq_len * p.num_heads;
   vk::BufferRef partial_o = none, partial_ml = none;
   if (split) {
     partial_o = rec.scratch(rows * p.head_dim * 4);
@@ -175,28 +140,49 @@ TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaT
   buffers[BDPA_BIND_START_POS] = start_pos.buffer;
   buffers[BDPA_BIND_PARTIAL_O] = partial_o;
   buffers[BDPA_BIND_PARTIAL_ML] = partial_ml;
-  rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), info.workgroups[0], info.workgroups[1],
-               info.workgroups[2]);
+  rec.dispatch(*cached.pipelines[0], buffers, std::as_bytes(std::span(&push, 1)), info.workgroups[0],
+               info.workgroups[1], info.workgroups[2]);
+  if (!split) return info;
 
-  if (split) {
-    // text_split_reduce reads the text push constants: the row counts, the split count and out's strides.
-    text::TextPush rpush{};
-    rpush.batch = p.batch;
-    rpush.seq_len = p.seq_len;
-    rpush.num_heads = p.num_heads;
-    rpush.num_kv_heads = p.num_kv_heads;
-    rpush.capacity = 1;
-    rpush.num_splits = info.splits;
-    std::copy(os.begin(), os.end(), rpush.o_strides);
-    std::array<vk::BufferRef, TEXT_BINDINGS> rbuf;
-    rbuf.fill(none);
-    rbuf[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
-    partial_o.access = partial_ml.access = vk::Access::read;
-    rbuf[TEXT_BIND_PARTIAL_O] = partial_o;
-    rbuf[TEXT_BIND_PARTIAL_ML] = partial_ml;
-    rec.dispatch(*reduce, rbuf, std::as_bytes(std::span(&rpush, 1)), static_cast<uint32_t>(reduce_groups), p.batch, 1);
-  }
+  // text_split_reduce reads the text push constants: the row counts, the split count and out's strides.
+  text::TextPush rpush{};
+  rpush.batch = p.batch;
+  rpush.seq_len = p.seq_len;
+  rpush.num_heads = p.num_heads;
+  rpush.num_kv_heads = p.num_kv_heads;
+  rpush.capacity = 1;
+  rpush.num_splits = info.splits;
+  std::copy(os.begin(), os.end(), rpush.o_strides);
+  std::array<vk::BufferRef, TEXT_BINDINGS> rbuf;
+  rbuf.fill(none);
+  rbuf[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
+  partial_o.access = partial_ml.access = vk::Access::read;
+  rbuf[TEXT_BIND_PARTIAL_O] = partial_o;
+  rbuf[TEXT_BIND_PARTIAL_ML] = partial_ml;
+  const uint32_t* grid = plan.dispatches[1].grid;
+  rec.dispatch(*cached.pipelines[1], rbuf, std::as_bytes(std::span(&rpush, 1)), grid[0], grid[1], grid[2]);
   return info;
+}
+
+}  // namespace
+
+TextCallInfo record(Recorder& recorder, const Plan& plan, const BdpaParams& p, const BdpaTensors& t) {
+  vk::Runtime& rt = recorder.context().runtime();
+  bdpa::validate_params(p);
+  bdpa::validate_tensors(p, t, rt.caps());
+  const BdpaTensorTypes types = bdpa_tensor_types(t);
+  return ops::record_from_plan<TextCallInfo>(
+      plan, PlanFamily::bdpa, rt.caps(),
+      [&](const PlanOptions& o) -> const planner::CachedPlan& { return bdpa::cached_plan(rt, p, types, o); },
+      [&](const planner::CachedPlan& c) { return record_checked(recorder.impl(), rt, c, p, t); });
+}
+
+TextCallInfo bdpa_attention(Recorder& recorder, const BdpaParams& p, const BdpaTensors& t,
+                            const PlanOptions& options) {
+  vk::Runtime& rt = recorder.context().runtime();
+  bdpa::validate_params(p);
+  bdpa::validate_tensors(p, t, rt.caps());
+  return record_checked(recorder.impl(), rt, bdpa::cached_plan(rt, p, bdpa_tensor_types(t), options), p, t);
 }
 
 TextCallInfo bdpa_attention(Recorder& rec, const BdpaParams& p, const BdpaTensors& t) {

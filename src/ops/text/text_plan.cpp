@@ -7,7 +7,9 @@
 #include "ops/plan_check.hpp"
 #include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
+#include "planner/geometry_rules.hpp"
 #include "planner/selection.hpp"
+#include "planner/split_grid.hpp"
 #include "planner/tune_cache.hpp"
 #include "shaders/text_attention_interface.h"
 #include "vk/runtime.hpp"
@@ -20,12 +22,6 @@ namespace vkattn {
 static_assert(sizeof(text::TextPush) == 29 * 4, "TextPush must mirror the GLSL push-constant block");
 
 namespace {
-
-uint32_t pow2_ceil(uint32_t n) {
-  uint32_t p = 1;
-  while (p < n && p < (1u << 31)) p *= 2;
-  return p;
-}
 
 // The public plan of the planner's choice: specialization constants, grids and scratch.
 Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAttentionParams& p,
@@ -58,43 +54,29 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
   spec[TEXT_SC_KV_GROUP] = text::is_quantized(types.kv) ? p.kv_quant_group : 0;
-  const uint32_t gqa = p.num_heads / p.num_kv_heads;
-  const uint64_t grid[3] = {(uint64_t(p.seq_len) + g.q_pos - 1) / g.q_pos,
-                            uint64_t(p.num_kv_heads) * (gqa / g.head_group),
-                            uint64_t(p.batch) * g.splits};  // 64-bit: the products may pass 2^32
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] > caps.max_workgroup_count[i])
-      throw Error(ErrorKind::unsupported,
-                  fmt::format("workgroups[{}]: expected at most {} (device limit), got {} for this shape", i,
-                              caps.max_workgroup_count[i], grid[i]));
-    attention.grid[i] = static_cast<uint32_t>(grid[i]);
-  }
-  plan.dispatches.push_back(std::move(attention));
-  if (!split) return plan;
-
-  const uint64_t rows = uint64_t(p.batch) * g.splits * p.seq_len * p.num_heads;
-  plan.dispatches.push_back(
-      ops::split_reduce_dispatch(caps, p.head_dim, types.out, rows, uint64_t(p.seq_len) * p.num_heads, p.batch));
-  plan.scratch_bytes = rows * p.head_dim * 4 + rows * 8;  // partial outputs, then (max, sum) pairs
+  ops::add_decoder_dispatches(plan, std::move(attention), caps,
+                              {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, g.q_pos, g.head_group,
+                               split ? g.splits : 1, types.out});
   return plan;
 }
 
 // A plan depends on the lengths only through the longest one a replay can
 // read (TextShape::kv_len_max), so recordings whose lengths come from a GPU
-// buffer share one entry whatever host hint they pass.
+// buffer share one entry whatever host hint they pass; and on that length only
+// through the split counts (constant per split_length_bucket) and the tuning
+// bucket (its power of two), so a decode whose host length grows re-plans once
+// per bucket, not once per token.
 planner::PlanKey plan_key(uint64_t device, const TextAttentionParams& p, const TextTensorTypes& types,
                           const PlanOptions& options) {
-  planner::PlanKey k;
-  k.device = device;
-  k.family = PlanFamily::text;
   const uint32_t longest = planner::text_shape_of(p, types.q, types.kv, types.kv_len_on_gpu).kv_len_max();
   // Layout (tiered: and the cold tier's), dtypes, quantization group and
   // by-address reads choose specialization constants or the module.
-  k.shape = {p.batch,           p.seq_len,         p.num_heads,        p.num_kv_heads,     p.head_dim, longest,
-             uint32_t(p.layout), uint32_t(p.slot_layout()), uint32_t(types.q), uint32_t(types.kv),
-             uint32_t(types.out), text::is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address)};
-  k.options = options;
-  return k;
+  return planner::plan_key(device, PlanFamily::text,
+                           {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim,
+                            planner::split_length_bucket(longest), planner::ceil_pow2(longest), uint32_t(p.layout),
+                            uint32_t(p.slot_layout()), uint32_t(types.q), uint32_t(types.kv), uint32_t(types.out),
+                            text::is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address)},
+                           options);
 }
 
 }  // namespace
@@ -126,8 +108,8 @@ uint32_t layout_code(KvLayout l) {
 
 std::string tune_bucket(const planner::TextShape& s) {
   return fmt::format("{} q={} kv={} b={} h={} hkv={} d={} s={} l={}", to_string(s.phase()), to_string(s.q),
-                     to_string(s.kv), pow2_ceil(s.batch), s.num_heads, s.num_kv_heads, s.head_dim,
-                     pow2_ceil(s.seq_len), pow2_ceil(s.kv_len_max()));
+                     to_string(s.kv), planner::ceil_pow2(s.batch), s.num_heads, s.num_kv_heads, s.head_dim,
+                     planner::ceil_pow2(s.seq_len), planner::ceil_pow2(s.kv_len_max()));
 }
 
 const planner::CachedPlan& cached_plan(vk::Runtime& rt, const TextAttentionParams& p, const TextTensorTypes& types,

@@ -87,22 +87,24 @@ VisionTensorTypes vision_tensor_types(const VisionAttentionTensors& t) { return 
 Plan plan_vision(const DeviceCaps& caps, const VisionAttentionParams& p, const VisionTensorTypes& types,
                  const PlanOptions& options) {
   const planner::VisionShape shape{p.patches, p.num_heads, p.head_dim, types.in, p.layout};
-  const std::string bucket = fmt::format("{} {} p={} h={} d={}", to_string(types.in), to_string(p.layout),
-                                         p.patches, p.num_heads, p.head_dim);
-  return planner::plan_with_tuning<Plan>(caps, PlanFamily::vision, bucket, options, [&](const PlanOptions& o) {
-    return to_plan(planner::plan_vision(caps, shape, o), caps, p, types);
-  });
+  return planner::plan_with_tuning<Plan>(caps, PlanFamily::vision, vision::tune_bucket(p, types), options,
+                                         [&](const PlanOptions& o) {
+                                           return to_plan(planner::plan_vision(caps, shape, o), caps, p, types);
+                                         });
 }
 
 namespace vision {
 
+std::string tune_bucket(const VisionAttentionParams& p, const VisionTensorTypes& types) {
+  return fmt::format("{} out={} {} p={} h={} d={}", to_string(types.in), to_string(types.out), to_string(p.layout),
+                     p.patches, p.num_heads, p.head_dim);
+}
+
 const planner::CachedPlan& cached_plan(vk::Runtime& rt, const VisionAttentionParams& p, const VisionTensorTypes& types,
                                        const PlanOptions& options) {
-  planner::PlanKey key;
-  key.device = rt.id();
-  key.family = PlanFamily::vision;
-  key.shape = {p.patches, p.num_heads, p.head_dim, uint32_t(p.layout), uint32_t(types.in), uint32_t(types.out)};
-  key.options = options;
+  const auto key = planner::plan_key(
+      rt.id(), PlanFamily::vision,
+      {p.patches, p.num_heads, p.head_dim, uint32_t(p.layout), uint32_t(types.in), uint32_t(types.out)}, options);
   return ops::cached_or_planned(key, rt, [&] { return plan_vision(rt.caps(), p, types, options); },
                                 [](const PlanDispatch& d) {
                                   if (on_text_engine(d)) return vk::ShaderInterface{TEXT_BINDINGS, sizeof(text::TextPush)};
