@@ -142,6 +142,7 @@ typedef struct vkattn_plan_options {
   int strict;
   uint32_t splits, tile_keys;
   int allow_reduced_precision;
+  uint32_t rows; /* query rows per workgroup, at most (a power of two; 0: the planner's) */
 } vkattn_plan_options;
 
 /* What a recorded call chose; optional output of every op. */

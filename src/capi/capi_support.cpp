@@ -64,6 +64,7 @@ PlanOptions plan_options_of(const vkattn_plan_options* options) {
   o.strict = options->strict != 0;
   o.splits = options->splits;
   o.tile_keys = options->tile_keys;
+  o.rows = options->rows;
   o.allow_reduced_precision = options->allow_reduced_precision != 0;
   return o;
 }

@@ -36,6 +36,11 @@ static void text(vkattn_context ctx, vkattn_recorder rec) {
   vkattn_plan_options strict = {"no_such_variant", 1, 0, 0, 0};
   CHECK(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F32, &strict, NULL, 0, &length) == VKATTN_INVALID_ARGUMENT,
         "strict unknown variant: %s", vkattn_last_error());
+  /* A tuning value reaches the planner: rows per workgroup must be a power of two. */
+  const vkattn_plan_options rows = {.rows = 3};
+  CHECK(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F32, &rows, NULL, 0, &length) == VKATTN_INVALID_ARGUMENT &&
+            strstr(vkattn_last_error(), "rows: expected a power of two") != NULL,
+        "rows 3: %s", vkattn_last_error());
 
   /* Bad input: a status and a message naming the parameter. */
   p.num_kv_heads = 3;
