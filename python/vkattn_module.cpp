@@ -149,10 +149,16 @@ Params planned_call(uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t k
   return p;
 }
 
-PlanOptions plan_options(const std::optional<std::string>& variant, bool strict) {
+// The tuning values (splits, keys per step, query rows per workgroup; 0: the
+// planner's) are taken by the text calls, the other families reject them.
+PlanOptions plan_options(const std::optional<std::string>& variant, bool strict, uint32_t splits = 0,
+                         uint32_t tile_keys = 0, uint32_t rows = 0) {
   PlanOptions o;
   if (variant) o.variant = *variant;
   o.strict = strict;
+  o.splits = splits;
+  o.tile_keys = tile_keys;
+  o.rows = rows;
   return o;
 }
 
@@ -274,7 +280,8 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
                          std::optional<std::string> out_dtype, std::optional<std::string> variant, bool strict,
                          std::optional<py::array> k_scale, std::optional<py::array> v_scale,
                          std::optional<std::string> kv_dtype, uint32_t quant_group, std::optional<py::array> hot_k,
-                         std::optional<py::array> hot_v, const std::string& cold_layout) {
+                         std::optional<py::array> hot_v, const std::string& cold_layout, uint32_t splits,
+                         uint32_t tile_keys, uint32_t rows) {
   TextAttentionTensors t;
   TextAttentionParams p;
   t.q = self.upload(q, "q", 4);
@@ -314,7 +321,7 @@ py::array text_attention(ArrayContext& self, const py::array& q, const py::array
   }
   p.start_pos = per_sequence(start_pos, default_start);
   t.out = self.output(out_dtype_or(out_dtype, t.q.dtype()), qs);
-  self.run([&](Recorder& rec) { vkattn::text_attention(rec, p, t, plan_options(variant, strict)); });
+  self.run([&](Recorder& rec) { vkattn::text_attention(rec, p, t, plan_options(variant, strict, splits, tile_keys, rows)); });
   return self.download(t.out);
 }
 
@@ -520,12 +527,14 @@ class PyPageAllocator {
 
 py::object plan_text(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t kv_len, const std::string& q_dtype, const std::string& kv_dtype,
-                     std::optional<std::string> variant, bool strict) {
+                     std::optional<std::string> variant, bool strict, uint32_t splits, uint32_t tile_keys,
+                     uint32_t rows) {
   // A contiguous cache holding exactly the keys.
   const auto p = planned_call<TextAttentionParams>(batch, seq_len, heads, kv_heads, head_dim, kv_len);
   const DType q = dtype_from_string(q_dtype);
   const TextTensorTypes types{q, dtype_from_string(kv_dtype), q, false};
-  return json_to_python(to_json(vkattn::plan_text(self.ctx().caps(), p, types, plan_options(variant, strict))));
+  return json_to_python(to_json(vkattn::plan_text(self.ctx().caps(), p, types,
+                                                  plan_options(variant, strict, splits, tile_keys, rows))));
 }
 
 py::object plan_vision(ArrayContext& self, uint32_t patches, uint32_t heads, uint32_t head_dim,
@@ -579,7 +588,7 @@ PYBIND11_MODULE(vkattn, m) {
            "start_pos"_a = py::none(), "kv_start"_a = py::none(), "page_table"_a = py::none(),
            "out_dtype"_a = py::none(), "variant"_a = py::none(), "strict"_a = false, "k_scale"_a = py::none(),
            "v_scale"_a = py::none(), "kv_dtype"_a = py::none(), "quant_group"_a = 0, "hot_k"_a = py::none(),
-           "hot_v"_a = py::none(), "cold_layout"_a = "contiguous",
+           "hot_v"_a = py::none(), "cold_layout"_a = "contiguous", "splits"_a = 0, "tile_keys"_a = 0, "rows"_a = 0,
            "Text attention: q [B, S, H, D]; k, v [B, C, Hkv, D] (or the paged pool with page_table), or with "
            "kv_dtype 'i8'/'i4' quantized words and float16 k_scale/v_scale as quantize_kv returns; with "
            "layout='tiered', k, v are the cold tier (laid out as cold_layout) and hot_k, hot_v the float16 hot "
@@ -621,7 +630,9 @@ PYBIND11_MODULE(vkattn, m) {
            "The plan of a BDPA call on this device, as a dict, without running it")
       .def("plan_text", &plan_text, py::kw_only(), "batch"_a = 1, "seq_len"_a = 1, "heads"_a = 32, "kv_heads"_a = 8,
            "head_dim"_a = 128, "kv_len"_a = 4096, "q_dtype"_a = "f32", "kv_dtype"_a = "f16", "variant"_a = py::none(),
-           "strict"_a = false, "The plan of a text-attention call on this device, as a dict, without running it")
+           "strict"_a = false, "splits"_a = 0, "tile_keys"_a = 0, "rows"_a = 0,
+           "The plan of a text-attention call on this device, as a dict, without running it (splits, tile_keys "
+           "and rows: tuning values, 0 the planner's)")
       .def("plan_vision", &plan_vision, py::kw_only(), "patches"_a = 2304, "heads"_a = 12, "head_dim"_a = 64,
            "dtype"_a = "f32", "layout"_a = "phd", "variant"_a = py::none(), "strict"_a = false,
            "The plan of a vision-attention call on this device, as a dict, without running it");

@@ -297,6 +297,13 @@ class Module(unittest.TestCase):
         self.assertTrue(plan["variant"].startswith("decode_"))
         self.assertTrue(any(c["variant"] == plan["variant"] for c in plan["candidates"]))
         self.assertIn("variant", self.ctx.plan_vision(patches=256))
+        # Tuning values reach the planner: a forced split count shows in the plan and still computes right.
+        self.assertEqual(self.ctx.plan_text(kv_len=1024, splits=3)["geometry"]["splits"], 3)
+        with self.assertRaisesRegex(ValueError, "rows: expected a power of two"):
+            self.ctx.plan_text(kv_len=1024, rows=3)
+        q, k, v = self.randn(1, 1, 4, 32), self.randn(1, 40, 2, 32), self.randn(1, 40, 2, 32)
+        got = self.ctx.text_attention(q, k, v, splits=3, tile_keys=2)
+        self.assertLess(rel_err(got, text_reference(q, k, v, 39, False)), F32_TOL)
 
     def test_errors_carry_the_library_message(self):
         q, k = self.randn(1, 1, 3, 32), self.randn(1, 8, 2, 32)
