@@ -31,6 +31,11 @@ typedef enum vkattn_status {
   VKATTN_INTERNAL = 8 /* an unexpected exception inside vkattn */
 } vkattn_status;
 
+/* The input enums end with a *_MAX_ENUM of 0x7fffffff (as Vulkan's do) so
+ * that any int a caller stores in one is a value of its type, which C++ may
+ * otherwise read as undefined behaviour; the library rejects every value past
+ * the last named one with VKATTN_INVALID_ARGUMENT. */
+
 /* The same order as vkattn::DType. */
 typedef enum vkattn_dtype {
   VKATTN_F32 = 0,
@@ -38,7 +43,8 @@ typedef enum vkattn_dtype {
   VKATTN_BF16 = 2,
   VKATTN_U32 = 3,
   VKATTN_I8 = 4,
-  VKATTN_I4 = 5
+  VKATTN_I4 = 5,
+  VKATTN_DTYPE_MAX_ENUM = 0x7fffffff
 } vkattn_dtype;
 
 /* The same order as vkattn::KvLayout. Tiered: a hot f16 ring over a cold tier
@@ -47,9 +53,14 @@ typedef enum vkattn_kv_layout {
   VKATTN_KV_CONTIGUOUS = 0,
   VKATTN_KV_RING = 1,
   VKATTN_KV_PAGED = 2,
-  VKATTN_KV_TIERED = 3
+  VKATTN_KV_TIERED = 3,
+  VKATTN_KV_LAYOUT_MAX_ENUM = 0x7fffffff
 } vkattn_kv_layout;
-typedef enum vkattn_vision_layout { VKATTN_VISION_PHD = 0, VKATTN_VISION_HPD = 1 } vkattn_vision_layout;
+typedef enum vkattn_vision_layout {
+  VKATTN_VISION_PHD = 0,
+  VKATTN_VISION_HPD = 1,
+  VKATTN_VISION_LAYOUT_MAX_ENUM = 0x7fffffff
+} vkattn_vision_layout;
 
 typedef struct vkattn_context_t* vkattn_context;
 typedef struct vkattn_tensor_t* vkattn_tensor;
@@ -264,7 +275,11 @@ VKATTN_API vkattn_status vkattn_audio_attention(vkattn_recorder rec, const vkatt
 /* See vkattn/bdpa.hpp for the cache (basis rows, int8 residuals with one f32
  * scale per (row, KV head), an index of (basis row, residual row, position))
  * and the semantics; the same order as vkattn::RopePairing. */
-typedef enum vkattn_rope_pairing { VKATTN_ROPE_ROTATE_HALF = 0, VKATTN_ROPE_INTERLEAVED = 1 } vkattn_rope_pairing;
+typedef enum vkattn_rope_pairing {
+  VKATTN_ROPE_ROTATE_HALF = 0,
+  VKATTN_ROPE_INTERLEAVED = 1,
+  VKATTN_ROPE_PAIRING_MAX_ENUM = 0x7fffffff
+} vkattn_rope_pairing;
 
 /* See vkattn::BdpaParams. Per-sequence values as in vkattn_text_params. scale 0: 1/sqrt(head_dim). */
 typedef struct vkattn_bdpa_params {

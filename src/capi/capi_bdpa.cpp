@@ -77,7 +77,7 @@ vkattn_status vkattn_plan_bdpa(vkattn_context ctx, const vkattn_bdpa_params* par
     require(ctx, "ctx");
     require(params, "params");
     const std::string plan = capi::bdpa_plan_json(ctx->context->caps(), capi::bdpa_params_of(*params),
-                                                  static_cast<DType>(q), static_cast<DType>(basis),
+                                                  capi::dtype_of(q, "q"), capi::dtype_of(basis, "basis"),
                                                   capi::plan_options_of(options));
     capi::write_json(plan, json, capacity, length);
   });

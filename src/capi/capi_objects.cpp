@@ -74,7 +74,7 @@ vkattn_status vkattn_tensor_create(vkattn_context ctx, vkattn_dtype dtype, const
     require(ctx, "ctx");
     require(out, "out");
     if (rank) require(shape, "shape");
-    auto t = ctx->context->tensor(static_cast<vkattn::DType>(dtype), vkattn::Shape(shape, shape + rank));
+    auto t = ctx->context->tensor(vkattn::capi::dtype_of(dtype, "dtype"), vkattn::Shape(shape, shape + rank));
     *out = new vkattn_tensor_t{std::move(t)};
   });
 }
@@ -85,7 +85,7 @@ vkattn_status vkattn_tensor_wrap(vkattn_context ctx, VkBuffer buffer, VkDeviceSi
     require(ctx, "ctx");
     require(out, "out");
     if (rank) require(shape, "shape");
-    auto t = ctx->context->wrap(buffer, offset, bytes, static_cast<vkattn::DType>(dtype),
+    auto t = ctx->context->wrap(buffer, offset, bytes, vkattn::capi::dtype_of(dtype, "dtype"),
                                 vkattn::Shape(shape, shape + rank));
     *out = new vkattn_tensor_t{std::move(t)};
   });

@@ -124,7 +124,7 @@ vkattn_status vkattn_plan_text(vkattn_context ctx, const vkattn_text_params* par
   return guarded([&] {
     require(ctx, "ctx");
     require(params, "params");
-    const TextTensorTypes types{static_cast<DType>(q), static_cast<DType>(kv), static_cast<DType>(q), false};
+    const TextTensorTypes types{capi::dtype_of(q, "q"), capi::dtype_of(kv, "kv"), capi::dtype_of(q, "q"), false};
     const Plan plan =
         vkattn::plan_text(ctx->context->caps(), capi::text_params_of(*params), types, capi::plan_options_of(options));
     capi::write_json(to_json(plan), json, capacity, length);
@@ -137,7 +137,7 @@ vkattn_status vkattn_plan_vision(vkattn_context ctx, const vkattn_vision_params*
     require(ctx, "ctx");
     require(params, "params");
     const VisionAttentionParams p = capi::vision_params_of(*params);
-    const VisionTensorTypes types{static_cast<DType>(dtype), static_cast<DType>(dtype)};
+    const VisionTensorTypes types{capi::dtype_of(dtype, "dtype"), capi::dtype_of(dtype, "dtype")};
     const Plan plan = vkattn::plan_vision(ctx->context->caps(), p, types, capi::plan_options_of(options));
     capi::write_json(to_json(plan), json, capacity, length);
   });

@@ -57,6 +57,13 @@ void write_json(const std::string& json, char* out, size_t capacity, size_t* len
 
 Tensor tensor_of(vkattn_tensor t) { return t ? t->tensor : Tensor{}; }
 
+DType dtype_of(vkattn_dtype d, const char* name) {
+  if (static_cast<unsigned>(d) > VKATTN_I4)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: expected 0 (f32), 1 (f16), 2 (bf16), 3 (u32), 4 (i8) or 5 (i4), got {}", name, int(d)));
+  return static_cast<DType>(d);
+}
+
 PlanOptions plan_options_of(const vkattn_plan_options* options) {
   PlanOptions o;
   if (!options) return o;

@@ -40,6 +40,8 @@ void require(const void* handle, const char* name);
 void require_op(const void* rec, const void* params, const void* tensors);
 // The tensor behind a handle; an empty Tensor for NULL (an absent optional tensor).
 Tensor tensor_of(vkattn_tensor t);
+// A dtype from C, Error naming `name` past VKATTN_I4.
+DType dtype_of(vkattn_dtype d, const char* name);
 PlanOptions plan_options_of(const vkattn_plan_options* options);
 // Copies `text` into `out` (NUL-terminated, truncated to `capacity`).
 void copy_text(char* out, size_t capacity, const std::string& text);

@@ -36,6 +36,12 @@ static void text(vkattn_context ctx, vkattn_recorder rec) {
   vkattn_plan_options strict = {"no_such_variant", 1, 0, 0, 0};
   CHECK(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F32, &strict, NULL, 0, &length) == VKATTN_INVALID_ARGUMENT,
         "strict unknown variant: %s", vkattn_last_error());
+  /* An enum value past the named ones (any int is a value of the C enums) is refused, naming the parameter. */
+  vkattn_tensor none = NULL;
+  CHECK_FAILS(vkattn_tensor_create(ctx, (vkattn_dtype)9, (const uint64_t[]){4}, 1, &none), VKATTN_INVALID_ARGUMENT,
+              "dtype: expected 0 (f32)");
+  CHECK_FAILS(vkattn_plan_text(ctx, &p, VKATTN_F32, (vkattn_dtype)6, NULL, NULL, 0, &length), VKATTN_INVALID_ARGUMENT,
+              "kv: expected 0 (f32)");
   /* A tuning value reaches the planner: rows per workgroup must be a power of two. */
   const vkattn_plan_options rows = {.rows = 3};
   CHECK(vkattn_plan_text(ctx, &p, VKATTN_F32, VKATTN_F32, &rows, NULL, 0, &length) == VKATTN_INVALID_ARGUMENT &&
