@@ -14,7 +14,6 @@
 #include <variant>
 #include <vector>
 
-#include "capi/bdpa_plan_query.hpp"
 #include "vkattn/bdpa.hpp"
 #include "vkattn/kvcache.hpp"
 #include "vkattn/plan.hpp"
@@ -495,8 +494,9 @@ py::object plan_bdpa(ArrayContext& self, uint32_t batch, uint32_t seq_len, uint3
   p.num_basis = p.num_residual = kv_len;
   p.rotary_dim = rotary_dim;
   p.rope_positions = rotary_dim ? kv_len : 0;
-  return json_to_python(capi::bdpa_plan_json(self.ctx().caps(), p, dtype_from_string(q_dtype),
-                                             dtype_from_string(basis_dtype), plan_options(variant, strict)));
+  const DType q = dtype_from_string(q_dtype);
+  const BdpaTensorTypes types{q, dtype_from_string(basis_dtype), q, false};
+  return json_to_python(to_json(vkattn::plan_bdpa(self.ctx().caps(), p, types, plan_options(variant, strict))));
 }
 
 // vkattn::PageAllocator for a context; the table as a NumPy array (the page_table of text_attention).

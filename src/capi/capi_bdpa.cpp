@@ -1,9 +1,9 @@
 // The C API's BDPA calls: attention, the GPU builder, the host index check and
 // the "can this device run it" plan query.
-#include "capi/bdpa_plan_query.hpp"
 #include "capi/capi_params.hpp"
 #include "capi/capi_support.hpp"
 #include "vkattn/bdpa.hpp"
+#include "vkattn/plan.hpp"
 
 using vkattn::capi::guarded;
 using vkattn::capi::require;
@@ -76,10 +76,12 @@ vkattn_status vkattn_plan_bdpa(vkattn_context ctx, const vkattn_bdpa_params* par
   return guarded([&] {
     require(ctx, "ctx");
     require(params, "params");
-    const std::string plan = capi::bdpa_plan_json(ctx->context->caps(), capi::bdpa_params_of(*params),
-                                                  capi::dtype_of(q, "q"), capi::dtype_of(basis, "basis"),
-                                                  capi::plan_options_of(options));
-    capi::write_json(plan, json, capacity, length);
+    // Host lengths, as bdpa_attention plans a call without a length buffer; the output in Q's dtype.
+    const DType q_type = capi::dtype_of(q, "q");
+    const Plan plan = plan_bdpa(ctx->context->caps(), capi::bdpa_params_of(*params),
+                                BdpaTensorTypes{q_type, capi::dtype_of(basis, "basis"), q_type, false},
+                                capi::plan_options_of(options));
+    capi::write_json(to_json(plan), json, capacity, length);
   });
 }
 
