@@ -356,13 +356,21 @@ TEST(PlanSpine, RowsPerWorkgroupAreATuningValue) {
       plan_text(h200(), prefill, kF16Kv, o);
       ADD_FAILURE() << "rows " << bad << " accepted";
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("rows: expected a power of two up to 64, got " + std::to_string(bad)));
+      EXPECT_THAT(e.what(), HasSubstr("rows: expected a power of two from 1 to 64 for prefill_tiled_small_f16kv, got " +
+                                      std::to_string(bad)));
     }
   }
+  // The tensor-core rows take whole warps of 16 rows, up to their 128.
   o.variant = "prefill_flash_coopmat_f16";
-  o.rows = 16;
   const TextTensorTypes f16{DType::f16, DType::f16, DType::f16, false};
-  EXPECT_THROW(plan_text(h200(), prefill, f16, o), Error);
+  o.rows = 32;
+  const Plan two_warps = plan_text(h200(), prefill, f16, o);
+  EXPECT_EQ(two_warps.geometry.workgroup_size, 64u);
+  EXPECT_EQ(two_warps.geometry.query_rows * two_warps.geometry.head_group, 32u);
+  for (uint32_t bad : {8u, 256u}) {
+    o.rows = bad;
+    EXPECT_THROW(plan_text(h200(), prefill, f16, o), Error) << bad;
+  }
 }
 
 // Vision on the tensor-core engine: one dispatch of the text engine's module

@@ -490,13 +490,13 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_THAT(p.reason, StartsWith("tensor_cores"));
   EXPECT_EQ(p.variant->module, "flash_coopmat");
   // 8 warps of 32 own 128 rows: the 4 GQA heads of a KV head x 32 positions;
-  // 16-key tiles are what 48 KiB holds next to 128 staged Q rows.
+  // 32-key tiles (two buffers of K and V) are what 48 KiB holds next to the warps' scratch.
   EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.head_group, 4u);
   EXPECT_EQ(p.geometry.q_pos, 32u);
-  EXPECT_EQ(p.geometry.tile_keys, 16u);
+  EXPECT_EQ(p.geometry.tile_keys, 32u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 16));
+  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 32));
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
@@ -506,7 +506,7 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
   struct Want {
     uint32_t d, rows, tk;
   };
-  for (auto [d, rows, tk] : {Want{64, 128, 32}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 16},
+  for (auto [d, rows, tk] : {Want{64, 128, 64}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 32},
                              Want{256, 64, 16}}) {
     auto p = plan_text(nvidia(), prefill(2048, 16, 16, d, DType::f16, DType::f16));
     EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16") << d;
@@ -515,9 +515,9 @@ TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
     EXPECT_EQ(p.geometry.q_pos, rows) << d;
     EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
   }
-  // Two buffers of K and V rows in 16-byte words padded by one, f32 score rows,
-  // 8 bytes of state per key and 24 per query row, 4 per warp of 16 rows.
-  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 9) * 16 + 32 * 8 + 64 * 24 + 4 * 4);
+  // Two buffers of K and V rows in 16-byte words padded by one, a scratch row
+  // of 16 f32 padded by one word per query row, 8 bytes of state per key and 4 per query row.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 5) * 16 + 32 * 8 + 64 * 4);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {

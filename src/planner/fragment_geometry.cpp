@@ -14,9 +14,9 @@ uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
   const uint32_t row_words = FLASH_PADDED_DIM(d) / 8 + FLASH_ROW_PAD_WORDS;
   const uint32_t stage_words = 2 * tile_keys * row_words;
   const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
-  const uint32_t score_words = rows * (tile_keys / 4 + FLASH_ROW_PAD_WORDS);
-  return (kv_region + score_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
-         rows * FLASH_ROW_STATE_BYTES + rows / FLASH_FRAG * FLASH_WARP_STATE_BYTES;
+  const uint32_t scratch_words = rows * FLASH_SCRATCH_STRIDE;
+  return (kv_region + scratch_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
+         rows * FLASH_ROW_STATE_BYTES;
 }
 
 namespace {
@@ -61,7 +61,8 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
   if (v.cooperative_matrix) {
     if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
       return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
-    if (!caps.subgroup_basic) return no("needs subgroup barriers (basic subgroup operations), device has none");
+    if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic)
+      return no("needs subgroup barriers, shuffles and arithmetic in compute shaders, device lacks one");
     // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
     if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
         (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))

@@ -10,6 +10,7 @@
 #include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
 #include "planner/split_grid.hpp"
+#include "shaders/flash_interface.h"
 #include "shaders/text_attention_interface.h"
 #include "shaders/text_tile_arrays.h"
 #include "vkattn/error.hpp"
@@ -167,17 +168,16 @@ const TextVariant* variant_of(const std::string& family, const TextShape& s) {
 static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s, const PlanOptions& o) {
   TextGeometry& g = plan.geometry;
   // First the rows: the variant's geometry made again for them (key tile, splits and all).
+  TextVariant sized = *plan.variant;
   if (o.rows) {
-    if (o.rows > kMaxTunedRows || (o.rows & (o.rows - 1)))
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("rows: expected a power of two up to {}, got {}", kMaxTunedRows, o.rows));
-    if (plan.variant->engine == Engine::flash_fragments)
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("rows: expected 0 for {} (its rows are sized from shared memory), got {}",
-                              plan.variant->name, o.rows));
-    TextVariant resized = *plan.variant;
-    resized.target_rows = o.rows;
-    auto regrown = text_geometry(resized, caps, s);
+    // Fragment rows are whole warps of FLASH_FRAG rows, up to the variant's own most.
+    const bool fragments = plan.variant->engine == Engine::flash_fragments;
+    const uint32_t lo = fragments ? FLASH_FRAG : 1, hi = fragments ? plan.variant->target_rows : kMaxTunedRows;
+    if (o.rows < lo || o.rows > hi || (o.rows & (o.rows - 1)))
+      throw Error(ErrorKind::invalid_argument, fmt::format("rows: expected a power of two from {} to {} for {}, got {}",
+                                                           lo, hi, plan.variant->name, o.rows));
+    sized.target_rows = o.rows;
+    auto regrown = text_geometry(sized, caps, s);
     if (!regrown.geometry) throw Error(ErrorKind::unsupported, fmt::format("rows: {}", regrown.reason));
     g = *regrown.geometry;
   }
@@ -189,7 +189,7 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
       if (o.tile_keys < 16)
         throw Error(ErrorKind::invalid_argument,
                     fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
-      auto forced = fragment_geometry(*plan.variant, caps, s, o.tile_keys);
+      auto forced = fragment_geometry(sized, caps, s, o.tile_keys);
       if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
       g = *forced.geometry;
     } else if (plan.variant->engine == Engine::registers_flash) {

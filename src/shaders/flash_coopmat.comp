@@ -12,17 +12,21 @@
 // tiles of TK keys, double-buffered in shared memory: the global loads of tile
 // t+1 are issued into registers before the matrix work on tile t and land in
 // the other buffer after it, so one workgroup barrier per tile separates the
-// buffers. Within a tile a warp touches only its own rows' scores, P and
-// softmax state, so it synchronises with itself alone (warp_barrier) and the
-// warps overlap one another's matrix and softmax work.
+// buffers. Scores, softmax state and P stay in the warp's accumulator
+// fragments (registers): the softmax works on fragment elements, whose rows
+// and columns the fragment layer reads back once, and a row's maximum and sum
+// come from the fragment layer's row reductions. Within a tile a warp
+// exchanges nothing with the other warps, so they overlap one another's
+// matrix and softmax work.
 // A head dim that is not a multiple of 16 (SigLIP's 72) is padded to one in
 // shared memory with zero lanes: they add nothing to Q K^T, and the output
 // columns they give are never written.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
-//   step 2: S = Q K^T per warp (f16 x f16 -> f32), stored to shared memory;
-//   step 3: per row (two invocations, half the keys each), mask, scale,
-//           softcap, online softmax in f32; P as f16 over S; rescale alpha;
-//   step 4: O = diag(alpha) O + P V in f32 accumulators;
+//   step 2: S = Q K^T per warp (f16 x f16 -> f32), kept in fragments;
+//   step 3: per element mask, scale, softcap; per row the tile's maximum;
+//           online softmax in f32; P rounded to f16; rescale alpha;
+//   step 4: O = diag(alpha) O + P V in f32 accumulators, P straight from
+//           its fragments;
 //   step 5: one normalisation by the row sums, output written.
 //
 // Decode runs the same steps with SPLIT: a query position's HEAD_GROUP heads
@@ -74,19 +78,13 @@ const uint ROW_WORDS = DP8 + FLASH_ROW_PAD_WORDS;  // a staged Q/K/V row
 const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
 const uint Q_WORDS = ROWS * ROW_WORDS;
 const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
-const uint S_STRIDE = TK / 4 + FLASH_ROW_PAD_WORDS;  // an f32 score row; P (f16) overwrites its front
-const uint S_BASE = KV_REGION;
-const uint HALF_TK = TK / FLASH_ROW_LANES;        // keys of a row one invocation takes in the softmax
+const uint S_BASE = KV_REGION;                   // the warps' scratch tiles
 const uint KV_CHUNKS = (TK * DP8 + WG - 1) / WG;   // words of K (and of V) each invocation stages per tile
 const float NEG_INF = -1.0 / 0.0;
 
-shared uvec4 tile_pool[KV_REGION + ROWS * S_STRIDE];
+shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
-shared float row_alpha[ROWS];  // this tile's rescale factor of the row's output
-shared uint max_moved[WG / FLASH_WARP];  // per warp: 1 + the last tile in which one of its rows' maxima rose
-shared float part_max[WG];    // [row * 2 + half]: a half row's maximum in this tile
-shared float part_sum[WG];    // [row * 2 + half]: a half row's running sum, at the end
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
@@ -205,7 +203,7 @@ void main() {
   barrier();
   FragA q_frag[D16];
   FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
-  const FragC row_of = frag_row_index(S_BASE);
+  frag_layout_init(S_BASE);
   FragC o_acc[D16];
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
   barrier();  // Q is in fragments: its staging area takes the first tile
@@ -216,86 +214,76 @@ void main() {
   }
   barrier();
 
-  const uint warp_s = S_BASE + warp * FLASH_FRAG * S_STRIDE;  // this warp's score rows
-  // The softmax row of this invocation (WG = ROWS x FLASH_ROW_LANES), its
-  // half of the keys, and that half's running max and sum.
-  const uint my_row = tid / FLASH_ROW_LANES, my_half = tid % FLASH_ROW_LANES;
-  const uint my_scores = S_BASE + my_row * S_STRIDE;
-  const uint my_qpos = row_pos[my_row];
-  float run_max = NEG_INF, run_sum = 0.0;
-  if (tid % FLASH_WARP == 0u) max_moved[warp] = 0u;
+  const uint scratch = S_BASE + warp * FLASH_FRAG * FLASH_SCRATCH_STRIDE;  // this warp's scratch tile
+  // Per element: its row's running maximum, and the running sum of the
+  // weights in this invocation's columns of the row (summed across the row once, at the end).
+  FragC run_max, run_sum;
+  frag_fill(run_max, NEG_INF);
+  frag_fill(run_sum, 0.0);
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
     if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
 
     // Step 2: S = Q K^T for this warp's 16 rows.
+    FragC s[TK16];
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
-      FragC s;
-      frag_fill(s, 0.0);
+      frag_fill(s[n], 0.0);
       FRAG_UNROLL for (uint k = 0; k < D16; ++k) {
         FragB kf;
         frag_load_bt(kf, k_base + n * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
-        frag_mul_add(s, q_frag[k], kf);
+        frag_mul_add(s[n], q_frag[k], kf);
       }
-      frag_store_c(s, warp_s + n * (FLASH_FRAG / 4), S_STRIDE);
     }
-    warp_barrier();
 
-    // Step 3: online softmax in f32. The two invocations of a row take half
-    // its keys each and hold them in registers, so once both halves' maxima are
-    // exchanged P (f16) may overwrite the score row.
-    float sc[HALF_TK];
-    float tile_max = NEG_INF;
+    // Step 3: online softmax in f32 on the fragment elements. Tiles every
+    // row sees whole skip the per-pair mask.
     const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
-    [[unroll]] for (uint w = 0; w < HALF_TK / 4; ++w) {
-      const vec4 raw = uintBitsToFloat(tile_pool[my_scores + my_half * (HALF_TK / 4) + w]);
-      [[unroll]] for (uint e = 0; e < 4; ++e) {
-        float s = NEG_INF;
-        if (whole || text_key_visible(my_qpos, key_pos[stage * TK + my_half * HALF_TK + 4 * w + e], pc.window,
-                                      causal)) {
-          s = raw[e] * pc.scale;
-          if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
-        }
-        sc[4 * w + e] = s;
-        tile_max = max(tile_max, s);
+    FragC tile_max;
+    frag_fill(tile_max, NEG_INF);
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+      [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
+        float v = s[n][i] * pc.scale;
+        if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap);
+        if (!whole && !text_key_visible(row_pos[warp * FLASH_FRAG + uint(frag_row_of[i])],
+                                        key_pos[stage * TK + n * FLASH_FRAG + uint(frag_col_of[i])], pc.window,
+                                        causal))
+          v = NEG_INF;
+        s[n][i] = v;
+        tile_max[i] = max(tile_max[i], v);
       }
     }
-    part_max[tid] = tile_max;
-    warp_barrier();
-    const float m_new = max(run_max, max(part_max[my_row * 2], part_max[my_row * 2 + 1]));
-    float total = 0.0;
-    [[unroll]] for (uint w = 0; w < HALF_TK / 8; ++w) {
-      vec4 p[2];
-      [[unroll]] for (uint e = 0; e < 8; ++e) p[e / 4][e % 4] = m_new == NEG_INF ? 0.0 : exp(sc[8 * w + e] - m_new);
-      const uvec4 packed = uvec4(packHalf2x16(p[0].xy), packHalf2x16(p[0].zw), packHalf2x16(p[1].xy),
-                                 packHalf2x16(p[1].zw));
-      // The sum takes the f16 weights P V uses.
-      total += dot(vec4(unpackHalf2x16(packed.x), unpackHalf2x16(packed.y)) +
-                       vec4(unpackHalf2x16(packed.z), unpackHalf2x16(packed.w)), vec4(1.0));
-      tile_pool[my_scores + my_half * (HALF_TK / 8) + w] = packed;
+    tile_max = frag_row_reduce(tile_max, scratch, true);
+    FragC alpha;
+    bool moved = false;
+    [[unroll]] for (int i = 0; i < alpha.length(); ++i) {
+      const float m_new = max(run_max[i], tile_max[i]);
+      alpha[i] = m_new == NEG_INF ? 1.0 : exp(run_max[i] - m_new);
+      moved = moved || alpha[i] != 1.0;
+      run_max[i] = m_new;
+      run_sum[i] *= alpha[i];
     }
-    const float alpha = m_new == NEG_INF ? 1.0 : exp(run_max - m_new);
-    run_sum = run_sum * alpha + total;
-    run_max = m_new;
-    if (my_half == 0u) row_alpha[my_row] = alpha;
-    // Stamped with the tile, so the flag needs no reset between tiles.
-    if (alpha != 1.0) max_moved[warp] = t + 1u;
-    warp_barrier();
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+      [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
+        const float p = run_max[i] == NEG_INF ? 0.0 : exp(s[n][i] - run_max[i]);
+        // The sum takes the f16 weights P V uses.
+        s[n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
+        run_sum[i] += s[n][i];
+      }
+    }
 
     // Step 4: O = diag(alpha) O + P V. Once the rows' maxima settle most
     // tiles leave every alpha at 1, and the warp skips the rescale (a
-    // branch uniform in the warp: all its invocations read one flag).
-    // Every fragment of one type has one layout: element i of each is on row_of[i].
-    if (max_moved[warp] == t + 1u) {
-      [[unroll]] for (int i = 0; i < row_of.length(); ++i) {
-        const float alpha = row_alpha[warp * FLASH_FRAG + uint(row_of[i])];
-        FRAG_UNROLL for (uint n = 0; n < D16; ++n) o_acc[n][i] *= alpha;
+    // branch uniform in the warp). Every FragC has one layout, so alpha's
+    // element i scales element i of each accumulator.
+    if (warp_any(moved)) {
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
+        [[unroll]] for (int i = 0; i < alpha.length(); ++i) o_acc[n][i] *= alpha[i];
       }
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
-      frag_load_a(pf, warp_s + 2 * kk, S_STRIDE);
+      frag_to_a(pf, s[kk], scratch);
       FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
         FragB vf;
         frag_load_b(vf, v_base + kk * FLASH_FRAG * ROW_WORDS + 2 * n, ROW_WORDS);
@@ -307,30 +295,35 @@ void main() {
     barrier();
   }
 
-  // Step 5: each 16x16 block goes out through this warp's score rows, its
+  // Step 5: each 16x16 block goes out through this warp's scratch tile, its
   // rows normalised once by their sums (a row that saw no key has sum 0 and
   // outputs zeros) or, with SPLIT, left as partials with their max and sum.
-  part_sum[tid] = run_sum;
-  part_max[tid] = run_max;  // both invocations of a row hold the row's max
-  barrier();
+  run_sum = frag_row_reduce(run_sum, scratch, false);
   const uint lane = tid % FLASH_WARP;
-  const uint r = warp * FLASH_FRAG + lane / 2;
-  const uint qi = group_q + r / HEAD_GROUP;
+  const uint r = lane / 2;  // the row of the warp's tile this invocation writes
+  const uint at = scratch + r * FLASH_SCRATCH_STRIDE + (lane % 2) * 2;
+  frag_store_c(run_sum, scratch, FLASH_SCRATCH_STRIDE);
+  warp_barrier();
+  const float row_sum = uintBitsToFloat(tile_pool[at].x);
+  warp_barrier();
+  frag_store_c(run_max, scratch, FLASH_SCRATCH_STRIDE);
+  warp_barrier();
+  const float row_max = uintBitsToFloat(tile_pool[at].x);
+  warp_barrier();
+  const uint row = warp * FLASH_FRAG + r;
+  const uint qi = group_q + row / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
-  const float row_sum = part_sum[r * 2] + part_sum[r * 2 + 1];
-  const float row_max = part_max[r * 2];
   // Unrolled like every loop over o_acc: an array of fragments indexed at run
   // time would leave registers for memory.
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
-    frag_store_c(o_acc[n], warp_s, S_STRIDE);
-    barrier();
+    frag_store_c(o_acc[n], scratch, FLASH_SCRATCH_STRIDE);
+    warp_barrier();
     const uint col = n * FLASH_FRAG + half_col;
     if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
-      const uint at = S_BASE + r * S_STRIDE + half_col / 4;
-      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
-      text_write_row(b, split, qi, head0 + r % HEAD_GROUP, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max,
-                     row_sum);
+      const uint h = head0 + row % HEAD_GROUP;
+      text_write_row(b, split, qi, h, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
+      text_write_row(b, split, qi, h, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max, row_sum);
     }
-    barrier();
+    warp_barrier();
   }
 }

@@ -20,6 +20,10 @@ const uint FRAG_HALF = FLASH_FRAG / 2;  // accumulator columns per invocation
 // A warp here is 32 invocations, not a subgroup: the whole workgroup waits.
 void warp_barrier() { barrier(); }
 
+// Whether any invocation of the warp passes `v`. Without subgroups the answer
+// is always yes: callers use it only to skip work that changes nothing.
+bool warp_any(bool v) { return true; }
+
 uint frag_lane() { return gl_LocalInvocationIndex % FLASH_WARP; }
 
 // The 8 f16 values of one word, widened (values are f16 already, so exact).
@@ -74,10 +78,43 @@ void frag_mul_add(inout FragC c, FragA a, FragB b) {
   }
 }
 
-// Row of each accumulator element: all of this invocation's are on row lane/2
-// (the layout is known here, so `scratch` is not needed).
-FragC frag_row_index(uint scratch) {
-  FragC rows;
-  frag_fill(rows, float(frag_lane() / 2));
-  return rows;
+// The accumulator as a left operand, each element rounded to f16 (as the
+// tensor-core conversion does): the row's other half comes from the partner
+// invocation through the warp's `scratch` (64 words).
+void frag_to_a(out FragA a, FragC c, uint scratch) {
+  const uint row_words = FLASH_FRAG / 4;  // a row of 16 f32
+  frag_store_c(c, scratch, row_words);
+  warp_barrier();
+  const uint row = scratch + (frag_lane() / 2) * row_words;
+  for (uint w = 0; w < row_words; ++w) {
+    const vec4 v = uintBitsToFloat(tile_pool[row + w]);
+    for (uint e = 0; e < 4; ++e) a[w * 4 + e] = unpackHalf2x16(packHalf2x16(vec2(v[e], 0.0))).x;
+  }
+  warp_barrier();
+}
+
+// Where each element of this invocation's share of a FragC sits (the layout
+// is known here, so nothing is read back).
+FragC frag_row_of, frag_col_of;
+
+void frag_layout_init(uint scratch) {
+  for (uint c = 0; c < FRAG_HALF; ++c) {
+    frag_row_of[c] = float(frag_lane() / 2);
+    frag_col_of[c] = float((frag_lane() % 2) * FRAG_HALF + c);
+  }
+}
+
+// Every element becomes the maximum (is_max) or the sum of its row's 16
+// elements: this invocation's 8, then its partner's through `scratch`.
+FragC frag_row_reduce(FragC x, uint scratch, bool is_max) {
+  float v = x[0];
+  for (uint c = 1; c < FRAG_HALF; ++c) v = is_max ? max(v, x[c]) : v + x[c];
+  tile_pool[scratch + frag_lane()] = uvec4(floatBitsToUint(v));
+  warp_barrier();
+  const float other = uintBitsToFloat(tile_pool[scratch + (frag_lane() ^ 1u)].x);
+  warp_barrier();
+  v = is_max ? max(v, other) : v + other;
+  FragC r;
+  frag_fill(r, v);
+  return r;
 }

@@ -15,14 +15,12 @@
 // banks.
 #define FLASH_WORD_BYTES 16
 #define FLASH_ROW_PAD_WORDS 1
-// The softmax gives each query row this many invocations (a workgroup has
-// ROWS x FLASH_ROW_LANES = warps x FLASH_WARP), each taking part of the keys.
-#define FLASH_ROW_LANES (FLASH_WARP / FLASH_FRAG)
-// Per-row (and per-key) bookkeeping in shared memory: position and rescale
-// factor per query row, max and sum per row part; position per key per stage.
-#define FLASH_ROW_STATE_BYTES (8 + 8 * FLASH_ROW_LANES)
+// Each warp has FLASH_FRAG rows of FLASH_SCRATCH_STRIDE words of scratch: a
+// 16x16 f32 tile (row reductions off the fast path, P's exchange in the
+// emulated layer, the output on its way out), its rows padded by one word.
+#define FLASH_SCRATCH_STRIDE (FLASH_FRAG / 4 + FLASH_ROW_PAD_WORDS)
+// Per query row: its position; per key of each of the two stages: its position.
+#define FLASH_ROW_STATE_BYTES 4
 #define FLASH_KEY_STATE_BYTES 8
-// Per warp (16 rows): the tile in which one of its rows' maxima last rose.
-#define FLASH_WARP_STATE_BYTES 4
 
 #endif
