@@ -226,6 +226,12 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   ASSERT_EQ(table.status, 0) << table.output;
   EXPECT_EQ(lines_starting(table.output, "  pipeline ").size(), rows[0]["pipelines"].size()) << table.output;
   EXPECT_EQ(lines_starting(table.output, "    ").empty(), !offered) << table.output;
+  // Cases recorded by the check kit (audio, head-major vision) list theirs too.
+  const Result audio = run("bench --suite smoke --filter audio --runs 1 --pipeline-stats --json");
+  ASSERT_EQ(audio.status, 0) << audio.output;
+  const auto audio_rows = json_lines(audio.output);
+  ASSERT_TRUE(audio_rows[0].contains("pipelines")) << audio_rows[0];
+  EXPECT_EQ(audio_rows[0]["pipelines"][0]["module"], "audio_attention") << audio_rows[0];
   const Result plain = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --json");
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_FALSE(json_lines(plain.output)[0].contains("pipelines"));

@@ -80,7 +80,7 @@ void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
 }
 
 // The pipelines a case's timed call bound, with the driver's statistics.
-OrderedJson pipelines_json(const std::vector<check::BenchPipeline>& pipelines) {
+OrderedJson pipelines_json(const std::vector<check::BoundPipeline>& pipelines) {
   OrderedJson out = OrderedJson::array();
   for (const auto& p : pipelines) {
     OrderedJson stats = OrderedJson::array();

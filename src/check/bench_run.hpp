@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "check/bench_probes.hpp"
+#include "check/bound_pipelines.hpp"
 #include "check/bench_suite.hpp"
 #include "check/timing.hpp"
 #include "reference/tolerance.hpp"
-#include "vk/pipeline_cache.hpp"
 #include "vkattn/context.hpp"
 
 namespace vkattn::check {
@@ -31,11 +31,6 @@ struct BenchRunOptions {
   bool pipeline_stats = false;
 };
 
-// A pipeline a timed call bound: what made it and what the driver made of it.
-struct BenchPipeline {
-  vk::PipelineKey key;
-  std::vector<vk::PipelineStatistic> statistics;
-};
 
 enum class BenchStatus { ok, skipped, failed, error };
 std::string_view to_string(BenchStatus s);
@@ -53,7 +48,7 @@ struct BenchRecord {
   double tolerance = 0.0;
   bool parity_passed = true;
   std::string detail;        // probes: what was checked
-  std::vector<BenchPipeline> pipelines;  // with BenchRunOptions::pipeline_stats
+  std::vector<BoundPipeline> pipelines;  // with BenchRunOptions::pipeline_stats
 };
 
 // Decides whether `spec` fits the device; empty when it does, else the reason.

@@ -18,7 +18,6 @@
 #include "reference/tolerance.hpp"
 #include "shaders/kv_quant_interface.h"
 #include "shaders/text_kv_tier.h"
-#include "vk/recorder_impl.hpp"
 #include "vkattn/error.hpp"
 #include "vkattn/kvcache.hpp"
 #include "vkattn/plan.hpp"
@@ -172,8 +171,7 @@ void time_bench_call(Context& ctx, const std::function<void(Recorder&, uint32_t)
                      const BenchRunOptions& options, BenchRecord& r) {
   Recorder first(ctx);
   record(first, 0);
-  if (options.pipeline_stats)
-    for (const vk::Pipeline* p : first.impl().bound_pipelines()) r.pipelines.push_back({p->key, p->statistics});
+  if (options.pipeline_stats) r.pipelines = bound_pipelines(first);
   const auto start = std::chrono::steady_clock::now();
   first.run();
   const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
