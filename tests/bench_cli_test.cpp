@@ -236,6 +236,7 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_FALSE(json_lines(plain.output)[0].contains("pipelines"));
   EXPECT_EQ(run(shape + " --dry-run").status, 2);
+  EXPECT_EQ(run(shape + " --csv").status, 2);
 }
 
 // Quantized K/V are filled through kv_append, timed, checked over the values

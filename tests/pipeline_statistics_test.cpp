@@ -14,6 +14,15 @@
 namespace vkattn {
 namespace {
 
+// Each format the driver may report reads as its value.
+TEST(PipelineStatisticText, EveryFormat) {
+  auto text = [](decltype(vk::PipelineStatistic::value) v) { return vk::value_text({"exe", "n", "d", v}); };
+  EXPECT_EQ(text(true), "true");
+  EXPECT_EQ(text(int64_t{-3}), "-3");
+  EXPECT_EQ(text(uint64_t{18446744073709551615ull}), "18446744073709551615");
+  EXPECT_EQ(text(0.5), "0.5");
+}
+
 class PipelineStatistics : public testing::GpuTest {
  protected:
   // One decode call (H4/Hkv2, D64, 32 keys) recorded on `c`; returns what the recorder bound.

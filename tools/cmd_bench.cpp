@@ -133,12 +133,14 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->add_option("--ceilings", o->ceilings_file, "Measured ceilings: the --json output of `bench --suite ceilings`");
   auto* dry = cmd->add_flag("--dry-run", o->run.dry_run, "List the cases and why any would be skipped; run nothing");
   cmd->add_option("--caps", o->caps_file, "With --dry-run: decide for the device of this caps file")->needs(dry);
+  auto* json = cmd->add_flag("--json", o->json, "JSON lines: one object per case, then a summary object");
+  auto* csv = cmd->add_flag("--csv", o->csv, "CSV: a header, then one line per case")->excludes(json);
+  // A list per case has no CSV column, and a dry run creates no pipeline.
   cmd->add_flag("--pipeline-stats", o->run.pipeline_stats,
                 "Each case's pipelines (module, specialization) with the driver's statistics: registers, shared "
-                "memory, spills (VK_KHR_pipeline_executable_properties)")
-      ->excludes(dry);
-  auto* json = cmd->add_flag("--json", o->json, "JSON lines: one object per case, then a summary object");
-  cmd->add_flag("--csv", o->csv, "CSV: a header, then one line per case")->excludes(json);
+                "memory, spills (VK_KHR_pipeline_executable_properties); table or --json")
+      ->excludes(dry)
+      ->excludes(csv);
   cmd->add_option("--variant", o->run.variant, "Text cases (vision cases: a vision variant): force it (strict)");
   cmd->add_option("--splits", o->run.splits, "Text cases: KV splits of split variants (0: planner)");
   cmd->add_option("--tile-keys", o->run.tile_keys, "Text cases: keys per step (0: planner)");
