@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "test_context.hpp"
 
 namespace vkattn {
 namespace {
@@ -193,6 +194,49 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
   const Result bad = run("bench --heads 4 --head-dim 64 --ceilings " + write("x.jsonl", "{\"family\":\"text\"}\n"));
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.output, HasSubstr("expected probe rows with status ok"));
+}
+
+// --pipeline-stats: each case lists the pipelines its timed call bound, with
+// the driver's statistics where the device offers them, else one line saying
+// it does not (lavapipe of Mesa 22.3); the timings run either way.
+TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
+  const bool offered = testing::shared_context().caps().pipeline_executable_info;
+  const std::string shape = "bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --pipeline-stats";
+  const Result r = run(shape + " --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = json_lines(r.output);
+  ASSERT_EQ(rows.size(), 2u) << r.output;
+  EXPECT_EQ(rows[0]["parity"], "pass") << rows[0];
+  EXPECT_GE(rows[0]["runs"].get<int>(), 1) << rows[0];
+  ASSERT_TRUE(rows[0].contains("pipelines")) << rows[0];
+  ASSERT_FALSE(rows[0]["pipelines"].empty()) << rows[0];
+  for (const auto& p : rows[0]["pipelines"]) {
+    EXPECT_FALSE(p["module"].get<std::string>().empty()) << p;
+    EXPECT_TRUE(p["spec"].is_array()) << p;
+    EXPECT_EQ(p["statistics"].empty(), !offered) << p;
+    for (const auto& s : p["statistics"]) {
+      EXPECT_FALSE(s["name"].get<std::string>().empty()) << s;
+      EXPECT_TRUE(s["value"].is_number() || s["value"].is_boolean()) << s;
+    }
+  }
+  EXPECT_EQ(r.output.find("does not offer VK_KHR_pipeline_executable_properties") == std::string::npos, offered)
+      << r.output;
+
+  const Result table = run(shape);
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_EQ(lines_starting(table.output, "  pipeline ").size(), rows[0]["pipelines"].size()) << table.output;
+  EXPECT_EQ(lines_starting(table.output, "    ").empty(), !offered) << table.output;
+  // Cases recorded by the check kit (audio, head-major vision) list theirs too.
+  const Result audio = run("bench --suite smoke --filter audio --runs 1 --pipeline-stats --json");
+  ASSERT_EQ(audio.status, 0) << audio.output;
+  const auto audio_rows = json_lines(audio.output);
+  ASSERT_TRUE(audio_rows[0].contains("pipelines")) << audio_rows[0];
+  EXPECT_EQ(audio_rows[0]["pipelines"][0]["module"], "audio_attention") << audio_rows[0];
+  const Result plain = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --json");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_FALSE(json_lines(plain.output)[0].contains("pipelines"));
+  EXPECT_EQ(run(shape + " --dry-run").status, 2);
+  EXPECT_EQ(run(shape + " --csv").status, 2);
 }
 
 // Quantized K/V are filled through kv_append, timed, checked over the values

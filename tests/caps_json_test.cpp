@@ -57,6 +57,7 @@ DeviceCaps everything_set() {
   c.compute_units = 96;
   c.timestamp_period_ns = 0.8333333f;
   c.timestamps = true;
+  c.pipeline_executable_info = true;
   c.cooperative_matrix_nv = true;
   c.cooperative_matrix_shapes = {{16, 16, 16, "f16", "f16", "f32", "f32"}, {16, 8, 32, "i8", "i8", "i32", "i32"}};
   return c;

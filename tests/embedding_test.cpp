@@ -281,6 +281,7 @@ TEST_F(Embedding, CallerDeviceBuffersAndCommandBuffer) {
     Context ctx(external_);
     EXPECT_EQ(ctx.caps().subgroup_size_control, external_.subgroup_size_control_enabled);
     EXPECT_EQ(ctx.caps().storage_16bit, external_.storage_16bit_enabled);
+    EXPECT_FALSE(ctx.caps().pipeline_executable_info);  // the host did not enable it
     TextAttentionTensors t1;
     t1.q = ctx.wrap(shared.buffer, oq, dq * 4, DType::f32, {2, 1, 8, 64});
     t1.k = ctx.wrap(shared.buffer, ok, dkv * 2, DType::f16, {2, 48, 2, 64});

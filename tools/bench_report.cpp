@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <variant>
 
 namespace vkattn::cli {
 
@@ -78,6 +79,46 @@ void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
   }
 }
 
+// The pipelines a case's timed call bound, with the driver's statistics.
+OrderedJson pipelines_json(const std::vector<check::BoundPipeline>& pipelines) {
+  OrderedJson out = OrderedJson::array();
+  for (const auto& p : pipelines) {
+    OrderedJson stats = OrderedJson::array();
+    for (const auto& s : p.statistics) {
+      OrderedJson v;
+      std::visit([&](auto x) { v = x; }, s.value);
+      stats.push_back({{"executable", s.executable}, {"name", s.name}, {"value", v}, {"description", s.description}});
+    }
+    OrderedJson row{{"module", p.key.module}, {"spec", p.key.spec}};
+    if (p.key.required_subgroup_size) row["subgroup_size"] = p.key.required_subgroup_size;
+    row["statistics"] = stats;
+    out.push_back(row);
+  }
+  return out;
+}
+
+// Table format: one line per pipeline, then one per executable with its statistics.
+void print_pipelines(const OrderedJson& pipelines) {
+  for (const auto& p : pipelines) {
+    fmt::print("  pipeline {} spec [{}]{}\n", p["module"].get<std::string>(),
+               fmt::join(p["spec"].get<std::vector<uint32_t>>(), ","),
+               p.contains("subgroup_size") ? fmt::format(" subgroup {}", p["subgroup_size"].get<uint32_t>()) : "");
+    std::string executable;
+    std::vector<std::string> line;
+    auto flush = [&] {
+      if (!line.empty()) fmt::print("    {}: {}\n", executable, fmt::join(line, ", "));
+      line.clear();
+    };
+    for (const auto& s : p["statistics"]) {
+      if (s["executable"] != executable) flush();
+      executable = s["executable"];
+      const auto& v = s["value"];
+      line.push_back(fmt::format("{} {}", s["name"].get<std::string>(), v.is_string() ? v.get<std::string>() : v.dump()));
+    }
+    flush();
+  }
+}
+
 }  // namespace
 
 OrderedJson bench_row(const std::string& suite, const check::BenchSpec& spec, const check::BenchRecord& r,
@@ -120,6 +161,7 @@ OrderedJson bench_row(const std::string& suite, const check::BenchSpec& spec, co
     }
   }
   add_shape(j, spec);
+  if (!r.pipelines.empty()) j["pipelines"] = pipelines_json(r.pipelines);
   return j;
 }
 
@@ -165,6 +207,7 @@ void BenchPrinter::row(const OrderedJson& j) {
                j["tflops"].get<double>(), share("peak_share"), parity);
     if (status == "failed") fmt::print("  {}\n", j["reason"].get<std::string>());
   }
+  if (format_ == BenchFormat::table && j.contains("pipelines")) print_pipelines(j["pipelines"]);
   std::fflush(stdout);
 }
 

@@ -134,7 +134,13 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
   auto* dry = cmd->add_flag("--dry-run", o->run.dry_run, "List the cases and why any would be skipped; run nothing");
   cmd->add_option("--caps", o->caps_file, "With --dry-run: decide for the device of this caps file")->needs(dry);
   auto* json = cmd->add_flag("--json", o->json, "JSON lines: one object per case, then a summary object");
-  cmd->add_flag("--csv", o->csv, "CSV: a header, then one line per case")->excludes(json);
+  auto* csv = cmd->add_flag("--csv", o->csv, "CSV: a header, then one line per case")->excludes(json);
+  // A list per case has no CSV column, and a dry run creates no pipeline.
+  cmd->add_flag("--pipeline-stats", o->run.pipeline_stats,
+                "Each case's pipelines (module, specialization) with the driver's statistics: registers, shared "
+                "memory, spills (VK_KHR_pipeline_executable_properties); table or --json")
+      ->excludes(dry)
+      ->excludes(csv);
   cmd->add_option("--variant", o->run.variant, "Text cases (vision cases: a vision variant): force it (strict)");
   cmd->add_option("--splits", o->run.splits, "Text cases: KV splits of split variants (0: planner)");
   cmd->add_option("--tile-keys", o->run.tile_keys, "Text cases: keys per step (0: planner)");
@@ -174,8 +180,17 @@ void add_bench_command(CLI::App& app, GlobalOptions& g, int& status) {
 
     // A dry run against a caps file needs no device.
     std::unique_ptr<Context> ctx;
-    if (o->caps_file.empty()) ctx = std::make_unique<Context>(ContextOptions{g.device});
+    if (o->caps_file.empty()) {
+      ContextOptions options{g.device};
+      if (o->run.pipeline_stats) options.pipeline_statistics = 1;
+      ctx = std::make_unique<Context>(options);
+    }
     const DeviceCaps caps = ctx ? ctx->caps() : load_caps_file(o->caps_file);
+    if (o->run.pipeline_stats && !caps.pipeline_executable_info)
+      std::fprintf(stderr,
+                   "--pipeline-stats: the driver of '%s' does not offer VK_KHR_pipeline_executable_properties "
+                   "(pipelineExecutableInfo); pipelines are listed without statistics\n",
+                   caps.name.c_str());
     Ceilings ceilings = table_ceilings(caps.name);
     if (!o->ceilings_file.empty()) ceilings = load_ceilings(o->ceilings_file, ceilings);
     BenchPrinter out(o->json ? BenchFormat::json : o->csv ? BenchFormat::csv : BenchFormat::table);

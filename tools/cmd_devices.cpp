@@ -23,8 +23,9 @@ void print_caps(const DeviceInfo& d) {
   fmt::print("  limits: shared memory {} B, workgroup {} invocations, storage buffer range {} B, allocation {} B\n",
              c.max_shared_memory_bytes, c.max_workgroup_invocations, c.max_storage_buffer_range,
              c.max_allocation_bytes);
-  fmt::print("  device-local memory {:.1f} GiB, compute units {}, timestamps {}\n", c.device_local_bytes / double(1 << 30),
-             c.compute_units ? fmt::to_string(c.compute_units) : "unknown", c.timestamps);
+  fmt::print("  device-local memory {:.1f} GiB, compute units {}, timestamps {}, pipeline statistics {}\n",
+             c.device_local_bytes / double(1 << 30), c.compute_units ? fmt::to_string(c.compute_units) : "unknown",
+             c.timestamps, c.pipeline_executable_info);
   if (c.cooperative_matrix_shapes.empty()) {
     fmt::print("  cooperative matrix (NV): none\n");
   } else {

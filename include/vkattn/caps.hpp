@@ -61,6 +61,11 @@ struct VKATTN_API DeviceCaps {
   float timestamp_period_ns = 1.0f;
   bool timestamps = false;
 
+  // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the
+  // driver reports its statistics of each pipeline (registers, shared memory,
+  // spills on NVIDIA), read with ContextOptions::pipeline_statistics.
+  bool pipeline_executable_info = false;
+
   // Tensor cores.
   bool cooperative_matrix_nv = false;
   std::vector<CoopMatrixShape> cooperative_matrix_shapes;

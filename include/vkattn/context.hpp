@@ -32,6 +32,11 @@ struct ContextOptions {
   // device's limit), so K/V pools past one binding are exercised on any
   // device; 0: $VKATTN_MAX_STORAGE_BUFFER_RANGE, else the device's limit.
   uint64_t storage_buffer_range_limit = 0;
+  // Keep the driver's statistics of every pipeline created (register count,
+  // shared memory, spills: VK_KHR_pipeline_executable_properties), where the
+  // device offers it (DeviceCaps::pipeline_executable_info); `vkattn bench
+  // --pipeline-stats` prints them. Unset: $VKATTN_PIPELINE_STATS=1 turns it on.
+  int pipeline_statistics = -1;
 };
 
 // A device created by the caller. vkattn uses it without owning it; the
@@ -51,6 +56,9 @@ struct ExternalDevice {
   // bufferDeviceAddress enabled: K/V pools past one storage-buffer binding,
   // whose buffers the host created with VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT.
   bool buffer_device_address_enabled = false;
+  // pipelineExecutableInfo (VK_KHR_pipeline_executable_properties) enabled:
+  // with $VKATTN_PIPELINE_STATS=1, pipelines keep the driver's statistics.
+  bool pipeline_executable_info_enabled = false;
   // The host's Vulkan loader (MoltenVK, Android, an engine's own): vkattn
   // resolves every entry point through it instead of opening libvulkan.so.1.
   // Instance-level entry points are process-wide, so the first context

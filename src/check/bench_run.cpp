@@ -14,9 +14,10 @@ namespace {
 // timed without it.
 constexpr double kOracleFlops = 1e10;
 
-BenchRecord from_check(const CheckResult& c, bool oracle, int runs, uint64_t rows) {
+BenchRecord from_check(const CheckResult& c, bool oracle, const BenchRunOptions& options, uint64_t rows) {
   BenchRecord r;
-  if (c.gpu_ms > 0) r.timing.runs = runs;
+  if (c.gpu_ms > 0) r.timing.runs = options.runs;
+  if (options.pipeline_stats) r.pipelines = c.pipelines;
   r.variant = c.variant;
   r.bytes = c.bytes_moved;
   r.flops = c.flops;
@@ -110,14 +111,14 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
         const auto& p = spec.vision.params;
         if (p.layout == VisionLayout::phd) return run_vision_bench(ctx, spec.vision, options);
         const bool oracle = 2.0 * p.patches * p.patches * p.num_heads * p.head_dim <= kOracleFlops;
-        return from_check(run_vision_case(ctx, spec.vision, RunOptions{options.runs, !oracle}), oracle, options.runs,
+        return from_check(run_vision_case(ctx, spec.vision, RunOptions{options.runs, !oracle}), oracle, options,
                           uint64_t(p.patches) * p.num_heads);
       }
       case BenchFamily::audio: {
         const auto& p = spec.audio.params;
         const double keys = p.chunk + p.max_past + p.max_future;
         const bool oracle = 2.0 * p.frames * keys * p.num_heads * p.head_dim <= kOracleFlops;
-        return from_check(run_audio_case(ctx, spec.audio, RunOptions{options.runs, !oracle}), oracle, options.runs,
+        return from_check(run_audio_case(ctx, spec.audio, RunOptions{options.runs, !oracle}), oracle, options,
                           uint64_t(p.frames) * p.num_heads);
       }
     }

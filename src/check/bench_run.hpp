@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "check/bench_probes.hpp"
+#include "check/bound_pipelines.hpp"
 #include "check/bench_suite.hpp"
 #include "check/timing.hpp"
 #include "reference/tolerance.hpp"
@@ -25,7 +26,11 @@ struct BenchRunOptions {
   // when it names a vision variant; empty / 0: the planner's choice.
   std::string variant;
   uint32_t splits = 0, tile_keys = 0, rows = 0;
+  // Report the pipelines each timed call binds, with the driver's statistics
+  // when the context captures them (ContextOptions::pipeline_statistics).
+  bool pipeline_stats = false;
 };
+
 
 enum class BenchStatus { ok, skipped, failed, error };
 std::string_view to_string(BenchStatus s);
@@ -43,6 +48,7 @@ struct BenchRecord {
   double tolerance = 0.0;
   bool parity_passed = true;
   std::string detail;        // probes: what was checked
+  std::vector<BoundPipeline> pipelines;  // with BenchRunOptions::pipeline_stats
 };
 
 // Decides whether `spec` fits the device; empty when it does, else the reason.
@@ -79,6 +85,8 @@ void check_text_parity(const TextCase& c, const std::vector<uint32_t>& table, co
 // Runs copy 0 of a call once (its output is what parity checks), then times
 // it back to back (check/timing.hpp) unless the device has no timestamps or
 // that run exceeded --max-run-ms (r says why). `record(rec, i)` records copy i.
+// With options.pipeline_stats, r.pipelines are the pipelines copy 0 bound
+// (every copy binds the same: one plan).
 void time_bench_call(Context& ctx, const std::function<void(Recorder&, uint32_t)>& record,
                      const BenchRunOptions& options, BenchRecord& r);
 

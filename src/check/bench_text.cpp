@@ -171,6 +171,7 @@ void time_bench_call(Context& ctx, const std::function<void(Recorder&, uint32_t)
                      const BenchRunOptions& options, BenchRecord& r) {
   Recorder first(ctx);
   record(first, 0);
+  if (options.pipeline_stats) r.pipelines = bound_pipelines(first);
   const auto start = std::chrono::steady_clock::now();
   first.run();
   const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

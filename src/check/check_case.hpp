@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "check/bound_pipelines.hpp"
 #include "reference/tolerance.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/context.hpp"
@@ -25,6 +26,7 @@ struct CheckResult {
   double gpu_max_ms = 0.0;
   double bytes_moved = 0.0;    // bytes a perfect kernel must move
   double flops = 0.0;          // useful floating-point operations
+  std::vector<BoundPipeline> pipelines;  // what the timed recording bound (cases recorded by host::run_recorded)
 };
 
 struct RunOptions {

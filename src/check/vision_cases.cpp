@@ -21,6 +21,7 @@ void run_recorded(Context& ctx, const RunOptions& options, CheckResult& r, const
   const bool timed = options.timed_runs > 0 && ctx.caps().timestamps;
   const uint32_t t0 = timed ? rec.timestamp() : 0;
   call(rec);
+  r.pipelines = bound_pipelines(rec);
   const uint32_t t1 = timed ? rec.timestamp() : 0;
   rec.run();
   if (!timed) return;

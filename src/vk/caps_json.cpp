@@ -134,6 +134,7 @@ static void for_each_field(Caps& c, F&& f) {
   f("compute_units", c.compute_units);
   f("timestamp_period_ns", c.timestamp_period_ns);
   f("timestamps", c.timestamps);
+  f("pipeline_executable_info", c.pipeline_executable_info);
   f("cooperative_matrix_nv", c.cooperative_matrix_nv);
 }
 

@@ -61,6 +61,7 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   DeviceCaps c;
   const bool has_sm_builtins = has_device_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   const bool has_coop = has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const bool has_executable_properties = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
   VkPhysicalDeviceSubgroupSizeControlProperties sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
@@ -90,7 +91,10 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   c.subgroup_shuffle = compute_subgroups && (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   c.subgroup_ballot = compute_subgroups && (sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
 
-  VkPhysicalDeviceSubgroupSizeControlFeatures sgcf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR execf{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceSubgroupSizeControlFeatures sgcf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+                                                   has_executable_properties ? &execf : nullptr};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
                                                     &sgcf};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
@@ -104,6 +108,7 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   c.storage_16bit = f11.storageBuffer16BitAccess;
   c.storage_8bit = f12.storageBuffer8BitAccess;
   c.buffer_device_address = f12.bufferDeviceAddress;
+  c.pipeline_executable_info = has_executable_properties && execf.pipelineExecutableInfo;
   c.subgroup_size_control = sgcf.subgroupSizeControl && sgcf.computeFullSubgroups &&
                             (sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
 

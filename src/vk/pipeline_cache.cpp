@@ -78,13 +78,23 @@ const Pipeline& PipelineCache::get(const PipelineKey& key, const ShaderInterface
     info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   info.layout = layout.layout;
+  if (capture_statistics_) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   auto p = std::make_unique<Pipeline>();
   VkResult r = injected_fault(FaultSite::pipeline_creation);
   if (r == VK_SUCCESS) r = vk_->vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline);
   check(r, fmt::format("creating the compute pipeline for {}", key.module));
+  if (capture_statistics_) {
+    try {
+      p->statistics = read_pipeline_statistics(*vk_, device_, p->pipeline);
+    } catch (...) {  // not cached, so nothing else would destroy it
+      vk_->vkDestroyPipeline(device_, p->pipeline, nullptr);
+      throw;
+    }
+  }
   p->layout = layout.layout;
   p->set_layout = layout.set_layout;
   p->iface = iface;
+  p->key = key;
   return *pipelines_.emplace(key, std::move(p)).first->second;
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "vk/pipeline_statistics.hpp"
+
 struct VolkDeviceTable;
 
 namespace vkattn::vk {
@@ -32,15 +34,22 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   ShaderInterface iface;
+  PipelineKey key;  // what made it: module, specialization, subgroup size
+  // The driver's statistics, when the cache captures them (else empty).
+  std::vector<PipelineStatistic> statistics;
 };
 
 class PipelineCache {
  public:
   // `vk`: the device's functions (Runtime::vk()), which outlive the cache.
-  PipelineCache(const VolkDeviceTable& vk, VkDevice device) : vk_(&vk), device_(device) {}
+  // `capture_statistics`: create pipelines with the driver's statistics and
+  // keep them on each Pipeline (needs pipelineExecutableInfo enabled).
+  PipelineCache(const VolkDeviceTable& vk, VkDevice device, bool capture_statistics)
+      : vk_(&vk), device_(device), capture_statistics_(capture_statistics) {}
   ~PipelineCache();
   const Pipeline& get(const PipelineKey& key, const ShaderInterface& iface);
   size_t size() const { return pipelines_.size(); }
+  bool captures_statistics() const { return capture_statistics_; }
 
  private:
   struct Layout {
@@ -52,6 +61,7 @@ class PipelineCache {
 
   const VolkDeviceTable* vk_;
   VkDevice device_;
+  bool capture_statistics_;
   std::mutex mutex_;
   std::map<std::pair<uint32_t, uint32_t>, Layout> layouts_;
   std::map<std::string, VkShaderModule> modules_;

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "vk/check.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/runtime.hpp"
@@ -142,6 +144,7 @@ void RecorderImpl::bind(const Pipeline& p, std::span<const BufferRef> buffers, s
   }
   rt_.vk().vkUpdateDescriptorSets(rt_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
   rt_.vk().vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  if (std::find(bound_.begin(), bound_.end(), &p) == bound_.end()) bound_.push_back(&p);
   rt_.vk().vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
   if (!push.empty())
     rt_.vk().vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push.size()),
@@ -272,6 +275,7 @@ void RecorderImpl::reset() {
   read_.clear();
   first_command_ = true;
   dispatches_ = 0;
+  bound_.clear();
 }
 
 }  // namespace vkattn::vk

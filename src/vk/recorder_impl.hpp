@@ -70,6 +70,9 @@ class RecorderImpl {
   uint32_t dispatch_count() const { return dispatches_; }
   // Scratch ranges handed out since the last reset (each one written by a recorded command).
   size_t scratch_count() const { return scratch_.size(); }
+  // The pipelines bound since the last reset, each once, in order of first
+  // use (the bench reports their statistics); the runtime's cache owns them.
+  const std::vector<const Pipeline*>& bound_pipelines() const { return bound_; }
 
  private:
   void ensure_recording();
@@ -99,6 +102,7 @@ class RecorderImpl {
   std::vector<std::shared_ptr<Allocation>> retained_;
   bool first_command_ = true;
   uint32_t dispatches_ = 0;
+  std::vector<const Pipeline*> bound_;
 };
 
 }  // namespace vkattn::vk

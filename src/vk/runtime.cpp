@@ -22,6 +22,11 @@ bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+// A tri-state option: < 0 defers to the environment variable `env`.
+bool option_or_env(int option, const char* env) { return option < 0 ? env_flag(env) : option > 0; }
+
+constexpr const char* kPipelineStatsEnv = "VKATTN_PIPELINE_STATS";
+
 uint32_t compute_queue_family(VkPhysicalDevice pd) {
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
@@ -35,7 +40,7 @@ uint32_t compute_queue_family(VkPhysicalDevice pd) {
 }  // namespace
 
 Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(options.fence_timeout_ms) * 1'000'000) {
-  const bool validation = options.validation < 0 ? env_flag("VKATTN_VALIDATION") : options.validation > 0;
+  const bool validation = option_or_env(options.validation, "VKATTN_VALIDATION");
   instance_ = std::make_shared<Instance>(validation);
   auto pds = instance_->physical_devices();
   std::vector<DeviceInfo> infos;
@@ -58,7 +63,17 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   VkPhysicalDeviceSubgroupSizeControlFeatures sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   sgc.subgroupSizeControl = caps_.subgroup_size_control;
   sgc.computeFullSubgroups = caps_.subgroup_size_control;
-  if (caps_.cooperative_matrix_nv) sgc.pNext = &coop;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  exec.pipelineExecutableInfo = VK_TRUE;
+  // An extension's feature struct joins the chain only where the device has the extension.
+  void** chain_end = &sgc.pNext;
+  auto chain = [&](auto& features) {
+    *chain_end = &features;
+    chain_end = &features.pNext;
+  };
+  if (caps_.cooperative_matrix_nv) chain(coop);
+  if (caps_.pipeline_executable_info) chain(exec);
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &sgc};
   f12.shaderFloat16 = caps_.shader_float16;
   f12.shaderInt8 = caps_.shader_int8;
@@ -71,6 +86,7 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
 
   std::vector<const char*> extensions;
   if (caps_.cooperative_matrix_nv) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (caps_.pipeline_executable_info) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   if (caps_.subgroup_size_control && VK_API_VERSION_MINOR(caps_.api_version) < 3)
     extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
@@ -88,7 +104,7 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   owns_device_ = true;
   load_device_functions();
   vk_->vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
-  finish_setup();
+  finish_setup(option_or_env(options.pipeline_statistics, kPipelineStatsEnv));
 }
 
 Runtime::Runtime(const ExternalDevice& ext) {
@@ -110,6 +126,7 @@ Runtime::Runtime(const ExternalDevice& ext) {
   caps_.subgroup_size_control &= ext.subgroup_size_control_enabled;
   caps_.cooperative_matrix_nv &= ext.cooperative_matrix_nv_enabled;
   caps_.buffer_device_address &= ext.buffer_device_address_enabled;
+  caps_.pipeline_executable_info &= ext.pipeline_executable_info_enabled;
   if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
   limit_storage_buffer_range(0);
   if (static_cast<bool>(ext.lock_queue) != static_cast<bool>(ext.unlock_queue))
@@ -119,7 +136,7 @@ Runtime::Runtime(const ExternalDevice& ext) {
   lock_queue_ = ext.lock_queue;
   unlock_queue_ = ext.unlock_queue;
   load_device_functions();
-  finish_setup();
+  finish_setup(env_flag(kPipelineStatsEnv));
 }
 
 void Runtime::load_device_functions() {
@@ -149,7 +166,7 @@ VkDeviceAddress Runtime::device_address(VkBuffer buffer) const {
   return vk_->vkGetBufferDeviceAddress(device_, &info);
 }
 
-void Runtime::finish_setup() {
+void Runtime::finish_setup(bool pipeline_statistics) {
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
   VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -157,7 +174,7 @@ void Runtime::finish_setup() {
   check(vk_->vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "creating a command pool");
   VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(vk_->vkCreateFence(device_, &fence, nullptr, &one_shot_fence_), "creating a fence");
-  pipelines_ = std::make_unique<PipelineCache>(*vk_, device_);
+  pipelines_ = std::make_unique<PipelineCache>(*vk_, device_, pipeline_statistics && caps_.pipeline_executable_info);
 }
 
 Runtime::~Runtime() {

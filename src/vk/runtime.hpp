@@ -78,7 +78,8 @@ class Runtime {
     return ++last;
   }
   const uint64_t id_ = next_id();
-  void finish_setup();
+  // `pipeline_statistics`: pipelines keep the driver's statistics where the device offers them.
+  void finish_setup(bool pipeline_statistics);
   // Lowers caps_.max_storage_buffer_range to `limit` bytes (0: to
   // $VKATTN_MAX_STORAGE_BUFFER_RANGE when set), so pools past one binding can
   // be tested on any device.
