@@ -59,6 +59,7 @@ DeviceCaps everything_set() {
   c.timestamps = true;
   c.pipeline_executable_info = true;
   c.cooperative_matrix_nv = true;
+  c.coop_accumulator_quad = true;
   c.cooperative_matrix_shapes = {{16, 16, 16, "f16", "f16", "f32", "f32"}, {16, 8, 32, "i8", "i8", "i32", "i32"}};
   return c;
 }

@@ -61,6 +61,8 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
   if (v.cooperative_matrix) {
     if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
       return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+    if (!caps.coop_accumulator_quad)
+      return no("needs the 16x16 f32 accumulator laid out as mma.m16n8k16's (rows across a quad), device's is not");
     if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic)
       return no("needs subgroup barriers, shuffles and arithmetic in compute shaders, device lacks one");
     // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.

@@ -13,10 +13,10 @@
 // t+1 are issued into registers before the matrix work on tile t and land in
 // the other buffer after it, so one workgroup barrier per tile separates the
 // buffers. Scores, softmax state and P stay in the warp's accumulator
-// fragments (registers): the softmax works on fragment elements, whose rows
-// and columns the fragment layer reads back once, and a row's maximum and sum
-// come from the fragment layer's row reductions. Within a tile a warp
-// exchanges nothing with the other warps, so they overlap one another's
+// fragments (registers): the softmax works on fragment elements, whose row
+// and column the fragment layer names, and a row's maximum and sum come from
+// the fragment layer's row reductions. Within a tile a warp exchanges nothing
+// with the other warps, so they overlap one another's
 // matrix and softmax work.
 // A head dim that is not a multiple of 16 (SigLIP's 72) is padded to one in
 // shared memory with zero lanes: they add nothing to Q K^T, and the output
@@ -203,7 +203,7 @@ void main() {
   barrier();
   FragA q_frag[D16];
   FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
-  frag_layout_init(S_BASE);
+  const uint scratch = S_BASE + warp * FLASH_FRAG * FLASH_SCRATCH_STRIDE;  // this warp's scratch tile
   FragC o_acc[D16];
   FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
   barrier();  // Q is in fragments: its staging area takes the first tile
@@ -214,7 +214,6 @@ void main() {
   }
   barrier();
 
-  const uint scratch = S_BASE + warp * FLASH_FRAG * FLASH_SCRATCH_STRIDE;  // this warp's scratch tile
   // Per element: its row's running maximum, and the running sum of the
   // weights in this invocation's columns of the row (summed across the row once, at the end).
   FragC run_max, run_sum;
@@ -245,8 +244,8 @@ void main() {
       [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
         float v = s[n][i] * pc.scale;
         if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap);
-        if (!whole && !text_key_visible(row_pos[warp * FLASH_FRAG + uint(frag_row_of[i])],
-                                        key_pos[stage * TK + n * FLASH_FRAG + uint(frag_col_of[i])], pc.window,
+        if (!whole && !text_key_visible(row_pos[warp * FLASH_FRAG + frag_row(i)],
+                                        key_pos[stage * TK + n * FLASH_FRAG + frag_col(i)], pc.window,
                                         causal))
           v = NEG_INF;
         s[n][i] = v;

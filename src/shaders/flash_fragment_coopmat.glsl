@@ -38,72 +38,47 @@ void frag_mul_add(inout FragC c, FragA a, FragB b) { c = coopMatMulAddNV(a, b, c
 // The accumulator as a left operand (P of P V): each element rounded to f16.
 void frag_to_a(out FragA a, FragC c, uint scratch) { a = FragA(c); }
 
-// Where each element of this invocation's share of a FragC sits. The mapping
-// is the implementation's, so it is read back from tiles whose every element
-// holds its row (column) index; one matrix type always has one layout.
-FragC frag_row_of, frag_col_of;
-// Whether that layout is the one the shuffle reductions below assume: 8
-// elements per invocation, 0, 1, 4, 5 on row lane/4 and 2, 3, 6, 7 on row
-// lane/4 + 8, so the 4 invocations of a quad hold a row between them (the
-// layout of mma.m16n8k16's accumulator). Any other layout reduces through
-// shared memory.
-bool frag_quad_rows;
-
-FragC frag_index_tile(uint scratch, bool columns) {
-  for (uint i = gl_LocalInvocationIndex; i < FLASH_FRAG * FLASH_FRAG / 4; i += gl_WorkGroupSize.x) {
-    const uint row = i / (FLASH_FRAG / 4), col = (i % (FLASH_FRAG / 4)) * 4;
-    tile_pool[scratch + i] = floatBitsToUint(columns ? vec4(col, col + 1, col + 2, col + 3) : vec4(row));
-  }
-  barrier();
-  FragC index;
-  coopMatLoadNV(index, tile_pool, scratch, FLASH_FRAG / 4, false);
-  barrier();
-  return index;
-}
-
-// Reads the layout; uses 64 words at `scratch`. Call once, from uniform
-// control flow (it has barriers).
-void frag_layout_init(uint scratch) {
-  frag_row_of = frag_index_tile(scratch, false);
-  frag_col_of = frag_index_tile(scratch, true);
-  const uint lane = gl_SubgroupInvocationID;
-  bool quad = frag_row_of.length() == 8;
-  [[unroll]] for (int i = 0; i < frag_row_of.length(); ++i)
-    quad = quad && uint(frag_row_of[i]) == lane / 4u + ((uint(i) >> 1) & 1u) * 8u;
-  frag_quad_rows = subgroupMin(quad ? 1u : 0u) != 0u;
-}
+// Element i of this invocation's share of a FragC sits where mma.m16n8k16's
+// accumulator puts it: 8 elements per invocation, 0-3 on row lane/4 and 4-7
+// on row lane/4 + 8, element i in column 2 (lane % 4) + (i & 1) +
+// 8 ((i >> 1) & 1); the 4 invocations of a quad hold a row between them. The
+// extension leaves the layout to the implementation, so the runtime checks it
+// once per device (flash_layout_probe.comp, DeviceCaps::coop_accumulator_quad)
+// and the planner runs this layer only where it holds.
+uint frag_row(int i) { return gl_SubgroupInvocationID / 4u + (uint(i) >> 2) * 8u; }
+uint frag_col(int i) { return (gl_SubgroupInvocationID % 4u) * 2u + (uint(i) & 1u) + ((uint(i) >> 1) & 1u) * 8u; }
 
 float frag_combine(float a, float b, bool is_max) { return is_max ? max(a, b) : a + b; }
 
 // Every element becomes the maximum (is_max) or the sum of its row's 16
-// elements. `scratch`: this warp's FLASH_FRAG x FLASH_SCRATCH_STRIDE words,
-// used only off the quad layout. Call from warp-uniform control flow.
+// elements: this invocation's 4, then its quad's, by shuffles (`scratch` is
+// the emulated layer's). Call from warp-uniform control flow.
 FragC frag_row_reduce(FragC x, uint scratch, bool is_max) {
-  FragC r = x;
-  if (frag_quad_rows) {
-    float lo = frag_combine(frag_combine(x[0], x[1], is_max), frag_combine(x[4], x[5], is_max), is_max);
-    float hi = frag_combine(frag_combine(x[2], x[3], is_max), frag_combine(x[6], x[7], is_max), is_max);
-    [[unroll]] for (uint m = 1; m <= 2; m *= 2) {
-      lo = frag_combine(lo, subgroupShuffleXor(lo, m), is_max);
-      hi = frag_combine(hi, subgroupShuffleXor(hi, m), is_max);
-    }
-    r[0] = lo; r[1] = lo; r[4] = lo; r[5] = lo;
-    r[2] = hi; r[3] = hi; r[6] = hi; r[7] = hi;
-    return r;
+  float lo = frag_combine(frag_combine(x[0], x[1], is_max), frag_combine(x[2], x[3], is_max), is_max);
+  float hi = frag_combine(frag_combine(x[4], x[5], is_max), frag_combine(x[6], x[7], is_max), is_max);
+  [[unroll]] for (uint m = 1; m <= 2; m *= 2) {
+    lo = frag_combine(lo, subgroupShuffleXor(lo, m), is_max);
+    hi = frag_combine(hi, subgroupShuffleXor(hi, m), is_max);
   }
-  // Two invocations per row, 8 elements each; each writes back the words it read.
-  coopMatStoreNV(x, tile_pool, scratch, FLASH_SCRATCH_STRIDE, false);
-  warp_barrier();
-  const uint lane = gl_SubgroupInvocationID;
-  const uint at = scratch + (lane / 2u) * FLASH_SCRATCH_STRIDE + (lane % 2u) * 2u;
-  const vec4 a = uintBitsToFloat(tile_pool[at]), b = uintBitsToFloat(tile_pool[at + 1]);
-  float v = a.x;
-  [[unroll]] for (uint e = 1; e < 8; ++e) v = frag_combine(v, e < 4 ? a[e] : b[e - 4], is_max);
-  v = frag_combine(v, subgroupShuffleXor(v, 1u), is_max);
-  tile_pool[at] = floatBitsToUint(vec4(v));
-  tile_pool[at + 1] = floatBitsToUint(vec4(v));
-  warp_barrier();
-  coopMatLoadNV(r, tile_pool, scratch, FLASH_SCRATCH_STRIDE, false);
-  warp_barrier();
+  FragC r;
+  [[unroll]] for (int i = 0; i < 8; ++i) r[i] = i < 4 ? lo : hi;
   return r;
+}
+
+// Whether this implementation's layout is the one above: a tile whose every
+// element holds its row * FLASH_FRAG + column is loaded from `scratch` (64
+// words) and compared. Call from uniform control flow (it has barriers).
+bool frag_layout_holds(uint scratch) {
+  const uint words = FLASH_FRAG / 4;  // per row of 16 f32
+  for (uint i = gl_LocalInvocationIndex; i < FLASH_FRAG * words; i += gl_WorkGroupSize.x) {
+    const float at = float((i / words) * FLASH_FRAG + (i % words) * 4u);
+    tile_pool[scratch + i] = floatBitsToUint(vec4(at, at + 1.0, at + 2.0, at + 3.0));
+  }
+  barrier();
+  FragC index;
+  coopMatLoadNV(index, tile_pool, scratch, words, false);
+  bool holds = index.length() == 8;
+  for (int i = 0; holds && i < index.length(); ++i)
+    holds = uint(index[i]) == frag_row(i) * FLASH_FRAG + frag_col(i);
+  return subgroupMin(holds ? 1u : 0u) != 0u;
 }

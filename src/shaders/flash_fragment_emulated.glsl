@@ -93,19 +93,13 @@ void frag_to_a(out FragA a, FragC c, uint scratch) {
   warp_barrier();
 }
 
-// Where each element of this invocation's share of a FragC sits (the layout
-// is known here, so nothing is read back).
-FragC frag_row_of, frag_col_of;
-
-void frag_layout_init(uint scratch) {
-  for (uint c = 0; c < FRAG_HALF; ++c) {
-    frag_row_of[c] = float(frag_lane() / 2);
-    frag_col_of[c] = float((frag_lane() % 2) * FRAG_HALF + c);
-  }
-}
+// Row and column of element i of this invocation's share of a FragC.
+uint frag_row(int i) { return frag_lane() / 2; }
+uint frag_col(int i) { return (frag_lane() % 2) * FRAG_HALF + uint(i); }
 
 // Every element becomes the maximum (is_max) or the sum of its row's 16
-// elements: this invocation's 8, then its partner's through `scratch`.
+// elements: this invocation's 8, then its partner's through `scratch` (32
+// words of this warp's).
 FragC frag_row_reduce(FragC x, uint scratch, bool is_max) {
   float v = x[0];
   for (uint c = 1; c < FRAG_HALF; ++c) v = is_max ? max(v, x[c]) : v + x[c];

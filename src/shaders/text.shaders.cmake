@@ -12,6 +12,7 @@ vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_fl
 # source, which any device runs (CI checks the engine with it on lavapipe).
 vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
 vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)
+vkattn_shader(flash_layout_probe src/shaders/flash_layout_probe.comp)  # the layout flash_coopmat assumes, checked per device
 # The same kernels reading K/V through buffer device addresses, for pools past
 # one storage-buffer binding (created only on devices with bufferDeviceAddress;
 # TextVariant::module_by_address names them).

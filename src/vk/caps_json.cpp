@@ -136,6 +136,7 @@ static void for_each_field(Caps& c, F&& f) {
   f("timestamps", c.timestamps);
   f("pipeline_executable_info", c.pipeline_executable_info);
   f("cooperative_matrix_nv", c.cooperative_matrix_nv);
+  f("coop_accumulator_quad", c.coop_accumulator_quad);
 }
 
 std::string caps_to_json(const DeviceCaps& caps, int indent) {

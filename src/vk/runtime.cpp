@@ -9,6 +9,7 @@
 #include "vk/caps_query.hpp"
 #include "vk/check.hpp"
 #include "vk/fault_injection.hpp"
+#include "vk/fragment_layout_probe.hpp"
 #include "vk/instance.hpp"
 #include "vk/volk.hpp"
 #include "vkattn/error.hpp"
@@ -351,8 +352,12 @@ namespace vkattn {
 
 uint64_t Context::validation_messages() { return vk::Instance::validation_messages(); }
 
-Context::Context(const ContextOptions& options) : runtime_(std::make_unique<vk::Runtime>(options)) {}
-Context::Context(const ExternalDevice& external) : runtime_(std::make_unique<vk::Runtime>(external)) {}
+Context::Context(const ContextOptions& options) : runtime_(std::make_unique<vk::Runtime>(options)) {
+  runtime_->set_coop_accumulator_quad(vk::fragment_layout_holds(*this));
+}
+Context::Context(const ExternalDevice& external) : runtime_(std::make_unique<vk::Runtime>(external)) {
+  runtime_->set_coop_accumulator_quad(vk::fragment_layout_holds(*this));
+}
 Context::~Context() = default;
 
 const DeviceCaps& Context::caps() const { return runtime_->caps(); }

@@ -29,6 +29,8 @@ class Runtime {
   ~Runtime();
 
   const DeviceCaps& caps() const { return caps_; }
+  // What the fragment-layout probe found (DeviceCaps::coop_accumulator_quad).
+  void set_coop_accumulator_quad(bool holds) { caps_.coop_accumulator_quad = holds; }
   // Unique in the process and never reused, so per-device caches (plans,
   // pipelines behind them) can key on it without outliving the device.
   uint64_t id() const { return id_; }
