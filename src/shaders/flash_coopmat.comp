@@ -81,6 +81,8 @@ const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  /
 const uint S_BASE = KV_REGION;                   // the warps' scratch tiles
 const uint KV_CHUNKS = (TK * DP8 + WG - 1) / WG;   // words of K (and of V) each invocation stages per tile
 const float NEG_INF = -1.0 / 0.0;
+const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
+const float LN2 = 0.6931471805599453;
 
 shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
@@ -214,11 +216,12 @@ void main() {
   }
   barrier();
 
-  // Per element: its row's running maximum, and the running sum of the
-  // weights in this invocation's columns of the row (summed across the row once, at the end).
-  FragC run_max, run_sum;
-  frag_fill(run_max, NEG_INF);
-  frag_fill(run_sum, 0.0);
+  // Per row of this invocation's (frag_row_value): the running maximum and
+  // the running sum of the weights in this invocation's columns (summed
+  // across the row once, at the end). Scores are kept in log2 units (scaled
+  // by log2(e)), so each weight is one exp2.
+  vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
+  const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
@@ -238,46 +241,41 @@ void main() {
     // Step 3: online softmax in f32 on the fragment elements. Tiles every
     // row sees whole skip the per-pair mask.
     const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
-    FragC tile_max;
-    frag_fill(tile_max, NEG_INF);
+    vec2 tile_max = vec2(NEG_INF);
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
       [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
-        float v = s[n][i] * pc.scale;
-        if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap);
+        float v = s[n][i] * score_scale;
+        if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap) * LOG2E;
         if (!whole && !text_key_visible(row_pos[warp * FLASH_FRAG + frag_row(i)],
                                         key_pos[stage * TK + n * FLASH_FRAG + frag_col(i)], pc.window,
                                         causal))
           v = NEG_INF;
         s[n][i] = v;
-        tile_max[i] = max(tile_max[i], v);
       }
+      tile_max = max(tile_max, frag_lane_rows(s[n], true));
     }
-    tile_max = frag_row_reduce(tile_max, scratch, true);
-    FragC alpha;
-    bool moved = false;
-    [[unroll]] for (int i = 0; i < alpha.length(); ++i) {
-      const float m_new = max(run_max[i], tile_max[i]);
-      alpha[i] = m_new == NEG_INF ? 1.0 : exp(run_max[i] - m_new);
-      moved = moved || alpha[i] != 1.0;
-      run_max[i] = m_new;
-      run_sum[i] *= alpha[i];
-    }
+    const vec2 m_new = max(run_max, frag_rows_across(tile_max, scratch, true));
+    // A row that has seen no key yet keeps alpha 1 (no -inf - -inf).
+    const vec2 alpha = mix(exp2(run_max - m_new), vec2(1.0), equal(m_new, vec2(NEG_INF)));
+    const bool moved = any(notEqual(alpha, vec2(1.0)));
+    run_max = m_new;
+    run_sum *= alpha;
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
       [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
-        const float p = run_max[i] == NEG_INF ? 0.0 : exp(s[n][i] - run_max[i]);
+        const float m = frag_row_value(run_max, i);
+        const float p = m == NEG_INF ? 0.0 : exp2(s[n][i] - m);
         // The sum takes the f16 weights P V uses.
         s[n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
-        run_sum[i] += s[n][i];
       }
+      run_sum += frag_lane_rows(s[n], false);
     }
 
     // Step 4: O = diag(alpha) O + P V. Once the rows' maxima settle most
     // tiles leave every alpha at 1, and the warp skips the rescale (a
-    // branch uniform in the warp). Every FragC has one layout, so alpha's
-    // element i scales element i of each accumulator.
+    // branch uniform in the warp).
     if (warp_any(moved)) {
       FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
-        [[unroll]] for (int i = 0; i < alpha.length(); ++i) o_acc[n][i] *= alpha[i];
+        [[unroll]] for (int i = 0; i < o_acc[n].length(); ++i) o_acc[n][i] *= frag_row_value(alpha, i);
       }
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
@@ -297,15 +295,19 @@ void main() {
   // Step 5: each 16x16 block goes out through this warp's scratch tile, its
   // rows normalised once by their sums (a row that saw no key has sum 0 and
   // outputs zeros) or, with SPLIT, left as partials with their max and sum.
-  run_sum = frag_row_reduce(run_sum, scratch, false);
+  run_sum = frag_rows_across(run_sum, scratch, false);
   const uint lane = tid % FLASH_WARP;
   const uint r = lane / 2;  // the row of the warp's tile this invocation writes
   const uint at = scratch + r * FLASH_SCRATCH_STRIDE + (lane % 2) * 2;
-  frag_store_c(run_sum, scratch, FLASH_SCRATCH_STRIDE);
+  // Row r's sum and maximum (back in natural-log units), through the scratch tile.
+  FragC per_row;
+  [[unroll]] for (int i = 0; i < per_row.length(); ++i) per_row[i] = frag_row_value(run_sum, i);
+  frag_store_c(per_row, scratch, FLASH_SCRATCH_STRIDE);
   warp_barrier();
   const float row_sum = uintBitsToFloat(tile_pool[at].x);
   warp_barrier();
-  frag_store_c(run_max, scratch, FLASH_SCRATCH_STRIDE);
+  [[unroll]] for (int i = 0; i < per_row.length(); ++i) per_row[i] = frag_row_value(run_max, i) * LN2;
+  frag_store_c(per_row, scratch, FLASH_SCRATCH_STRIDE);
   warp_barrier();
   const float row_max = uintBitsToFloat(tile_pool[at].x);
   warp_barrier();

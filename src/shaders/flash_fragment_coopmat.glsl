@@ -50,19 +50,25 @@ uint frag_col(int i) { return (gl_SubgroupInvocationID % 4u) * 2u + (uint(i) & 1
 
 float frag_combine(float a, float b, bool is_max) { return is_max ? max(a, b) : a + b; }
 
-// Every element becomes the maximum (is_max) or the sum of its row's 16
-// elements: this invocation's 4, then its quad's, by shuffles (`scratch` is
-// the emulated layer's). Call from warp-uniform control flow.
-FragC frag_row_reduce(FragC x, uint scratch, bool is_max) {
-  float lo = frag_combine(frag_combine(x[0], x[1], is_max), frag_combine(x[2], x[3], is_max), is_max);
-  float hi = frag_combine(frag_combine(x[4], x[5], is_max), frag_combine(x[6], x[7], is_max), is_max);
+// Per-row values of an invocation's two rows: x for row lane/4 (elements 0-3),
+// y for row lane/4 + 8 (elements 4-7).
+float frag_row_value(vec2 rows, int i) { return i < 4 ? rows.x : rows.y; }
+
+// This invocation's elements combined per row: the maximum (is_max) or the sum.
+vec2 frag_lane_rows(FragC x, bool is_max) {
+  return vec2(frag_combine(frag_combine(x[0], x[1], is_max), frag_combine(x[2], x[3], is_max), is_max),
+              frag_combine(frag_combine(x[4], x[5], is_max), frag_combine(x[6], x[7], is_max), is_max));
+}
+
+// Per-row values combined across the invocations that hold each row (the
+// quad, by shuffles; `scratch` is the emulated layer's). Call from
+// warp-uniform control flow.
+vec2 frag_rows_across(vec2 rows, uint scratch, bool is_max) {
   [[unroll]] for (uint m = 1; m <= 2; m *= 2) {
-    lo = frag_combine(lo, subgroupShuffleXor(lo, m), is_max);
-    hi = frag_combine(hi, subgroupShuffleXor(hi, m), is_max);
+    const vec2 other = subgroupShuffleXor(rows, m);
+    rows = vec2(frag_combine(rows.x, other.x, is_max), frag_combine(rows.y, other.y, is_max));
   }
-  FragC r;
-  [[unroll]] for (int i = 0; i < 8; ++i) r[i] = i < 4 ? lo : hi;
-  return r;
+  return rows;
 }
 
 // Whether this implementation's layout is the one above: a tile whose every

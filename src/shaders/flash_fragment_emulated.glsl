@@ -97,18 +97,22 @@ void frag_to_a(out FragA a, FragC c, uint scratch) {
 uint frag_row(int i) { return frag_lane() / 2; }
 uint frag_col(int i) { return (frag_lane() % 2) * FRAG_HALF + uint(i); }
 
-// Every element becomes the maximum (is_max) or the sum of its row's 16
-// elements: this invocation's 8, then its partner's through `scratch` (32
-// words of this warp's).
-FragC frag_row_reduce(FragC x, uint scratch, bool is_max) {
+// Per-row values of an invocation's rows: here one row (lane/2), held in both components.
+float frag_row_value(vec2 rows, int i) { return rows.x; }
+
+// This invocation's elements combined per row: the maximum (is_max) or the sum.
+vec2 frag_lane_rows(FragC x, bool is_max) {
   float v = x[0];
   for (uint c = 1; c < FRAG_HALF; ++c) v = is_max ? max(v, x[c]) : v + x[c];
-  tile_pool[scratch + frag_lane()] = uvec4(floatBitsToUint(v));
+  return vec2(v);
+}
+
+// Per-row values combined with the partner invocation's (the row's other
+// 8 columns) through `scratch` (32 words of this warp's).
+vec2 frag_rows_across(vec2 rows, uint scratch, bool is_max) {
+  tile_pool[scratch + frag_lane()] = uvec4(floatBitsToUint(rows.x));
   warp_barrier();
   const float other = uintBitsToFloat(tile_pool[scratch + (frag_lane() ^ 1u)].x);
   warp_barrier();
-  v = is_max ? max(v, other) : v + other;
-  FragC r;
-  frag_fill(r, v);
-  return r;
+  return vec2(is_max ? max(rows.x, other) : rows.x + other);
 }
