@@ -501,6 +501,18 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
 
+// The coopmat fragment layer assumes mma.m16n8k16's accumulator layout: a
+// device whose context did not find it gets the scalar rows, with the reason.
+TEST(PlannerFlash, TensorCoresNeedTheQuadAccumulatorLayout) {
+  DeviceCaps other = nvidia();
+  other.coop_accumulator_quad = false;
+  auto p = plan_text(other, prefill(4096, 32, 8, 128, DType::f16, DType::f16));
+  EXPECT_NE(p.variant->module, "flash_coopmat");
+  const auto& c = candidate(p, "prefill_flash_coopmat_f16");
+  EXPECT_FALSE(c.eligible);
+  EXPECT_THAT(c.why, HasSubstr("mma.m16n8k16"));
+}
+
 TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
   // Most rows first (128, then 64), then the largest key tile that fits 48 KiB.
   struct Want {

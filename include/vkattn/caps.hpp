@@ -68,6 +68,11 @@ struct VKATTN_API DeviceCaps {
 
   // Tensor cores.
   bool cooperative_matrix_nv = false;
+  // The 16x16 f32 accumulator is laid out as mma.m16n8k16's (each row held by
+  // the 4 invocations of a quad), which the tensor-core flash rows assume. The
+  // extension does not fix the layout, so a context checks it on its device
+  // (flash_layout_probe.comp); caps read from the physical device alone say false.
+  bool coop_accumulator_quad = false;
   std::vector<CoopMatrixShape> cooperative_matrix_shapes;
 
   bool operator==(const DeviceCaps&) const = default;

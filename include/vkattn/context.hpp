@@ -93,6 +93,9 @@ VKATTN_API uint32_t choose_device(const std::vector<DeviceInfo>& devices, const 
 // Separate contexts (one per GPU, say) are independent of each other.
 class VKATTN_API Context {
  public:
+  // On a device with cooperative matrices either constructor runs one small
+  // dispatch (on the context's queue; the host's for an ExternalDevice) that
+  // checks their accumulator layout (DeviceCaps::coop_accumulator_quad).
   explicit Context(const ContextOptions& options = {});
   explicit Context(const ExternalDevice& external);
   ~Context();
