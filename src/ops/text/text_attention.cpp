@@ -112,13 +112,13 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   push.scale = p.effective_scale();
   push.softcap = p.softcap;
   push.num_splits = splits;
-  vk::BufferRef partial_o{placeholder, 0, 64, vk::Access::read};
-  vk::BufferRef partial_ml = partial_o;
-  if (split) {
-    const uint64_t rows = uint64_t(p.batch) * splits * p.seq_len * p.num_heads;
-    partial_o = rec.scratch(rows * p.head_dim * 4);
-    partial_ml = rec.scratch(rows * 8);
-  }
+  // The partials are written only by split calls, but every module declares
+  // them writable: an unsplit call binds a small scratch range of its own, so
+  // no two calls of one recording share a written binding (the shared
+  // placeholder would make them a write-after-write pair to the validator).
+  const uint64_t partial_rows = split ? uint64_t(p.batch) * splits * p.seq_len * p.num_heads : 1;
+  vk::BufferRef partial_o = rec.scratch(split ? partial_rows * p.head_dim * 4 : 64);
+  vk::BufferRef partial_ml = split ? rec.scratch(partial_rows * 8) : partial_o;
   const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
   std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
   buffers.fill(unused);  // bindings this call's layout and dtypes do not read
@@ -140,9 +140,8 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
     buffers[TEXT_BIND_K_SCALE] = vk::ref(t.k_scale, vk::Access::read);
     buffers[TEXT_BIND_V_SCALE] = vk::ref(t.v_scale, vk::Access::read);
   }
-  const vk::Access partial_access = split ? vk::Access::write : vk::Access::read;  // placeholder when not split
-  buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partial_access};
-  buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partial_access};
+  buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::write};
+  buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::write};
 
   const auto push_bytes = std::as_bytes(std::span(&push, 1));
   const vk::Pipeline& pipeline = *cached.pipelines[0];
