@@ -157,6 +157,27 @@ TEST_F(KvAppendErrors, PositionsPastCapacity) {
             std::string::npos);
 }
 
+// Appends into two caches (two layers, say) recorded back to back without a
+// barrier, then run: neither call binds anything the other writes, so the
+// validation layer (on in the tests) has nothing to report, and both land.
+TEST_F(KvAppendErrors, TwoUnrelatedAppendsNeedNoBarrier) {
+  Fixture a(ctx(), KvLayout::contiguous, DType::f16), b(ctx(), KvLayout::contiguous, DType::f16);
+  const std::vector<float> row(16, 0.5f);
+  for (Fixture* f : {&a, &b}) {
+    f->p.positions = {3};
+    ctx().upload(f->t.k, row);
+    ctx().upload(f->t.v, row);
+  }
+  Recorder rec(ctx());
+  kv_append(rec, a.p, a.t);
+  kv_append(rec, b.p, b.t);
+  rec.run();
+  for (Fixture* f : {&a, &b}) {
+    const std::vector<uint16_t> k = ctx().download_as<uint16_t>(f->t.cache_k);
+    for (size_t e = 0; e < 16; ++e) EXPECT_EQ(k[3 * 16 + e], 0x3800u) << e;  // 0.5 in f16, in slot 3
+  }
+}
+
 TEST_F(KvAppendErrors, FreedPageIsAnError) {
   Fixture f(ctx(), KvLayout::paged);
   PageAllocator pages(ctx(), 4, 8, 1, 2);

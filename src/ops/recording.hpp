@@ -13,6 +13,16 @@
 
 namespace vkattn::ops {
 
+// A binding the call's module declares writable but this call never writes
+// (an unsplit call's partials, an absent tier): a small scratch range of its
+// own. The shared placeholder would do for the GPU, but two calls recorded
+// back to back would then both write one range as far as the validator sees.
+inline vk::BufferRef unwritten_output(vk::RecorderImpl& rec) {
+  vk::BufferRef r = rec.scratch(64);
+  r.access = vk::Access::write;
+  return r;
+}
+
 // A per-sequence value: one for every sequence (a push constant) or one each
 // (the caller's GPU buffer, or the host's values written into scratch by the
 // command buffer itself, so no extra submit).

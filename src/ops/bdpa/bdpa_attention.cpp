@@ -118,7 +118,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   std::copy(os.begin(), os.end(), push.o_strides);
 
   const uint64_t rows = uint64_t(p.batch) * info.splits * p.seq_len * p.num_heads;
-  vk::BufferRef partial_o = none, partial_ml = none;
+  vk::BufferRef partial_o = ops::unwritten_output(rec), partial_ml = partial_o;  // written only when split
   if (split) {
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
@@ -135,7 +135,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   buffers[BDPA_BIND_INDEX] = vk::ref(t.index, vk::Access::read);
   buffers[BDPA_BIND_ROPE_COS] = p.rotary_dim ? vk::ref(t.rope_cos, vk::Access::read) : none;
   buffers[BDPA_BIND_ROPE_SIN] = p.rotary_dim ? vk::ref(t.rope_sin, vk::Access::read) : none;
-  buffers[BDPA_BIND_O] = split ? none : vk::ref(t.out, vk::Access::write);
+  buffers[BDPA_BIND_O] = split ? ops::unwritten_output(rec) : vk::ref(t.out, vk::Access::write);
   buffers[BDPA_BIND_KV_LEN] = kv_len.buffer;
   buffers[BDPA_BIND_START_POS] = start_pos.buffer;
   buffers[BDPA_BIND_PARTIAL_O] = partial_o;

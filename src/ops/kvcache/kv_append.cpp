@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "ops/recording.hpp"
 #include "ops/text/text_validate.hpp"
 #include "shaders/kv_append_interface.h"
 #include "shaders/kv_quant_interface.h"
@@ -146,12 +147,13 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   buffers[KVA_BIND_DST_K] = vk::ref(t.cache_k, vk::Access::write);
   buffers[KVA_BIND_DST_V] = vk::ref(t.cache_v, vk::Access::write);
   // The scales are read-modify-written (two rows share a word).
-  buffers[KVA_BIND_K_SCALE] = quantized ? vk::ref(t.k_scale, vk::Access::read_write) : none;
-  buffers[KVA_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read_write) : none;
+  const vk::BufferRef unwritten = ops::unwritten_output(rec);  // bindings this call's module writes, never this call
+  buffers[KVA_BIND_K_SCALE] = quantized ? vk::ref(t.k_scale, vk::Access::read_write) : unwritten;
+  buffers[KVA_BIND_V_SCALE] = quantized ? vk::ref(t.v_scale, vk::Access::read_write) : unwritten;
   buffers[KVA_BIND_PAGE_TABLE] = paged ? vk::ref(t.page_table, vk::Access::read) : none;
   buffers[KVA_BIND_POSITIONS] = positions;
-  buffers[KVA_BIND_HOT_K] = tiered ? vk::ref(t.hot_k, vk::Access::write) : none;
-  buffers[KVA_BIND_HOT_V] = tiered ? vk::ref(t.hot_v, vk::Access::write) : none;
+  buffers[KVA_BIND_HOT_K] = tiered ? vk::ref(t.hot_k, vk::Access::write) : unwritten;
+  buffers[KVA_BIND_HOT_V] = tiered ? vk::ref(t.hot_v, vk::Access::write) : unwritten;
   rec.dispatch(pipeline, buffers, std::as_bytes(std::span(&push, 1)), p.tokens, p.num_kv_heads, p.batch);
 }
 

@@ -112,13 +112,13 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   push.scale = p.effective_scale();
   push.softcap = p.softcap;
   push.num_splits = splits;
-  // The partials are written only by split calls, but every module declares
-  // them writable: an unsplit call binds a small scratch range of its own, so
-  // no two calls of one recording share a written binding (the shared
-  // placeholder would make them a write-after-write pair to the validator).
-  const uint64_t partial_rows = split ? uint64_t(p.batch) * splits * p.seq_len * p.num_heads : 1;
-  vk::BufferRef partial_o = rec.scratch(split ? partial_rows * p.head_dim * 4 : 64);
-  vk::BufferRef partial_ml = split ? rec.scratch(partial_rows * 8) : partial_o;
+  // Written only by split calls; every module declares them writable.
+  vk::BufferRef partial_o = ops::unwritten_output(rec), partial_ml = partial_o;
+  if (split) {
+    const uint64_t rows = uint64_t(p.batch) * splits * p.seq_len * p.num_heads;
+    partial_o = rec.scratch(rows * p.head_dim * 4);
+    partial_ml = rec.scratch(rows * 8);
+  }
   const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
   std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
   buffers.fill(unused);  // bindings this call's layout and dtypes do not read
