@@ -5,10 +5,28 @@
 
 #include "commands.hpp"
 #include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
 
 namespace vkattn::cli {
 
 namespace {
+
+// The accumulator layout the tensor-core rows need is only known from a
+// context on the device (its probe dispatch), so a device with cooperative
+// matrices gets one: the listing and a caps file made from it then plan as
+// the device itself would.
+void probe_fragment_layouts(std::vector<DeviceInfo>& devices) {
+  for (auto& d : devices) {
+    if (!d.caps.cooperative_matrix_nv) continue;
+    ContextOptions o;
+    o.device = std::to_string(d.index);
+    try {
+      d.caps.coop_accumulator_quad = Context(o).caps().coop_accumulator_quad;
+    } catch (const Error& e) {  // listed all the same, without the tensor-core rows
+      fmt::print(stderr, "device {}: the accumulator layout could not be checked ({})\n", d.index, e.what());
+    }
+  }
+}
 
 void print_caps(const DeviceInfo& d) {
   const DeviceCaps& c = d.caps;
@@ -29,7 +47,8 @@ void print_caps(const DeviceInfo& d) {
   if (c.cooperative_matrix_shapes.empty()) {
     fmt::print("  cooperative matrix (NV): none\n");
   } else {
-    fmt::print("  cooperative matrix (NV) shapes:\n");
+    fmt::print("  cooperative matrix (NV) shapes (accumulator laid out as mma.m16n8k16's: {}):\n",
+               c.coop_accumulator_quad);
     for (const auto& s : c.cooperative_matrix_shapes)
       fmt::print("    {}x{}x{}  A/B {}/{}  C/D {}/{}\n", s.m, s.n, s.k, s.a_type, s.b_type, s.c_type, s.result_type);
   }
@@ -45,6 +64,7 @@ void add_devices_command(CLI::App& app, GlobalOptions& g, int& status) {
   cmd->callback([json, &g, &status] {
     auto devices = list_devices();
     if (!g.device.empty()) devices = {devices.at(choose_device(devices, g.device))};
+    probe_fragment_layouts(devices);
     if (*json) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& d : devices) {
