@@ -19,6 +19,20 @@ uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
          rows * FLASH_ROW_STATE_BYTES;
 }
 
+std::string tensor_core_fragments_missing(const DeviceCaps& caps) {
+  if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
+    return "needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none";
+  if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic)
+    return "needs subgroup barriers, shuffles and arithmetic in compute shaders, device lacks one";
+  // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
+  if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
+      (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))
+    return fmt::format("needs subgroups of {} invocations, device has {}", FLASH_WARP, caps.subgroup_size);
+  return "";
+}
+
+uint32_t tensor_core_subgroup_size(const DeviceCaps& caps) { return caps.subgroup_size_control ? FLASH_WARP : 0; }
+
 namespace {
 
 // Decode (split rows): each workgroup is one warp, its 16 rows the query heads
@@ -59,17 +73,10 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
   if (head_dim == 0 || head_dim % 8 != 0) return no(fmt::format("needs head_dim a multiple of 8, got {}", head_dim));
   TextGeometry g;
   if (v.cooperative_matrix) {
-    if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
-      return no("needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+    if (std::string missing = tensor_core_fragments_missing(caps); !missing.empty()) return no(std::move(missing));
     if (!caps.coop_accumulator_quad)
       return no("needs the 16x16 f32 accumulator laid out as mma.m16n8k16's (rows across a quad), device's is not");
-    if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic)
-      return no("needs subgroup barriers, shuffles and arithmetic in compute shaders, device lacks one");
-    // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
-    if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
-        (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))
-      return no(fmt::format("needs subgroups of {} invocations, device has {}", FLASH_WARP, caps.subgroup_size));
-    g.required_subgroup_size = caps.subgroup_size_control ? FLASH_WARP : 0;
+    g.required_subgroup_size = tensor_core_subgroup_size(caps);
   }
   // Most warps first (more query rows share each K/V tile), then the largest
   // key tile that fits in shared memory.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "planner/text_planner.hpp"
 
@@ -11,6 +12,14 @@ namespace vkattn::planner {
 // Bytes flash_coopmat.comp declares in shared memory for `rows` query rows,
 // head dim `d` and `tile_keys` keys (mirrors its `shared` arrays).
 uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys);
+
+// Why the device cannot run the tensor-core fragment layer at all (empty: it
+// can), its accumulator layout aside: the layout probe, which needs the same
+// to run, decides that (DeviceCaps::coop_accumulator_quad).
+std::string tensor_core_fragments_missing(const DeviceCaps& caps);
+// The subgroup size tensor-core fragment pipelines pin (0: none; the
+// device's own is FLASH_WARP). For a device tensor_core_fragments_missing accepts.
+uint32_t tensor_core_subgroup_size(const DeviceCaps& caps);
 
 // What a row of the engine (text or vision) asks of it: tensor cores or the
 // plain-GLSL fragments, and the most query rows and keys per workgroup to try.

@@ -162,6 +162,19 @@ bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bo
   return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
 }
 
+// The value of per-row `rows` (frag_row_value) for the row whose output this
+// invocation writes, from scratch word `at` of that row: through the warp's
+// scratch tile, since the two layouts differ. Call from warp-uniform control flow.
+float written_row_value(vec2 rows, uint scratch, uint at) {
+  FragC per_row;
+  [[unroll]] for (int i = 0; i < per_row.length(); ++i) per_row[i] = frag_row_value(rows, i);
+  frag_store_c(per_row, scratch, FLASH_SCRATCH_STRIDE);
+  warp_barrier();
+  const float v = uintBitsToFloat(tile_pool[at].x);
+  warp_barrier();
+  return v;
+}
+
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
@@ -299,18 +312,9 @@ void main() {
   const uint lane = tid % FLASH_WARP;
   const uint r = lane / 2;  // the row of the warp's tile this invocation writes
   const uint at = scratch + r * FLASH_SCRATCH_STRIDE + (lane % 2) * 2;
-  // Row r's sum and maximum (back in natural-log units), through the scratch tile.
-  FragC per_row;
-  [[unroll]] for (int i = 0; i < per_row.length(); ++i) per_row[i] = frag_row_value(run_sum, i);
-  frag_store_c(per_row, scratch, FLASH_SCRATCH_STRIDE);
-  warp_barrier();
-  const float row_sum = uintBitsToFloat(tile_pool[at].x);
-  warp_barrier();
-  [[unroll]] for (int i = 0; i < per_row.length(); ++i) per_row[i] = frag_row_value(run_max, i) * LN2;
-  frag_store_c(per_row, scratch, FLASH_SCRATCH_STRIDE);
-  warp_barrier();
-  const float row_max = uintBitsToFloat(tile_pool[at].x);
-  warp_barrier();
+  // Row r's sum and maximum (back in natural-log units).
+  const float row_sum = written_row_value(run_sum, scratch, at);
+  const float row_max = written_row_value(run_max * LN2, scratch, at);
   const uint row = warp * FLASH_FRAG + r;
   const uint qi = group_q + row / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ops/fragment_layout_probe.hpp"
 #include "vk/caps_query.hpp"
 #include "vk/check.hpp"
 #include "vk/fault_injection.hpp"
-#include "vk/fragment_layout_probe.hpp"
 #include "vk/instance.hpp"
 #include "vk/volk.hpp"
 #include "vkattn/error.hpp"
@@ -353,10 +353,10 @@ namespace vkattn {
 uint64_t Context::validation_messages() { return vk::Instance::validation_messages(); }
 
 Context::Context(const ContextOptions& options) : runtime_(std::make_unique<vk::Runtime>(options)) {
-  runtime_->set_coop_accumulator_quad(vk::fragment_layout_holds(*this));
+  runtime_->set_coop_accumulator_quad(ops::fragment_layout_holds(*this));
 }
 Context::Context(const ExternalDevice& external) : runtime_(std::make_unique<vk::Runtime>(external)) {
-  runtime_->set_coop_accumulator_quad(vk::fragment_layout_holds(*this));
+  runtime_->set_coop_accumulator_quad(ops::fragment_layout_holds(*this));
 }
 Context::~Context() = default;
 

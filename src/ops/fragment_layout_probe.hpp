@@ -7,10 +7,10 @@ namespace vkattn {
 class Context;
 }
 
-namespace vkattn::vk {
+namespace vkattn::ops {
 
-// Runs flash_layout_probe.comp once where the device has 16x16x16 f16 -> f32
-// cooperative matrices and subgroups of FLASH_WARP; false elsewhere.
+// Runs flash_layout_probe.comp once where the device could run the tensor-core
+// fragments otherwise (planner::tensor_core_fragments_missing); false elsewhere.
 bool fragment_layout_holds(Context& ctx);
 
-}  // namespace vkattn::vk
+}  // namespace vkattn::ops
