@@ -68,10 +68,11 @@ struct VKATTN_API DeviceCaps {
 
   // Tensor cores.
   bool cooperative_matrix_nv = false;
-  // The 16x16 f32 accumulator is laid out as mma.m16n8k16's (each row held by
-  // the 4 invocations of a quad), which the tensor-core flash rows assume. The
-  // extension does not fix the layout, so a context checks it on its device
-  // (flash_layout_probe.comp), as `vkattn devices` does for its listing and
+  // The 16x16 f32 accumulator, and the 16x8 one where the device has that
+  // shape, are laid out as mma.m16n8k16's (each row held by the 4 invocations
+  // of a quad), which the tensor-core rows assume. The extension does not fix
+  // the layout, so a context checks it on its device (flash_layout_probe.comp,
+  // stream_layout_probe.comp), as `vkattn devices` does for its listing and
   // caps files; caps read from the physical device alone (list_devices) say false.
   bool coop_accumulator_quad = false;
   std::vector<CoopMatrixShape> cooperative_matrix_shapes;

@@ -72,7 +72,7 @@ std::vector<TextCase> kvtier_check_grid(const DeviceCaps& caps, GridSize size) {
   // indirect dispatch, bf16 and f16 cold tiers.
   const char* decode_engines[] = {"decode_flash",   "decode_online_split", "decode_split",          "decode_online",
                                   "decode_subgroup", "decode_chunked",      "decode_flash_emulated", "decode_streaming",
-                                  "decode_flash_coopmat"};
+                                  "decode_flash_coopmat", "decode_stream_emulated", "decode_stream_coopmat"};
   for (size_t i = 0; i < std::size(decode_engines); ++i) {
     TextCase c = tiered_case(2, 1, 8, 2, 128, {300, 45}, i % 2 ? KvLayout::contiguous : KvLayout::paged, 64);
     c.gpu_kv_len = c.gpu_start_pos = c.gpu_kv_start = c.indirect = true;

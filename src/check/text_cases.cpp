@@ -452,6 +452,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash_decode.push_back({from_gpu_buffers(c), "gqa4 batch gpu-lens indirect paged"});
   }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
+  add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
 
   if (full) {
     // Model-sized shapes for the GPU.

@@ -11,6 +11,7 @@
 #include "planner/selection_log.hpp"
 #include "planner/split_grid.hpp"
 #include "shaders/flash_interface.h"
+#include "shaders/stream_interface.h"
 #include "shaders/text_attention_interface.h"
 #include "shaders/text_tile_arrays.h"
 #include "vkattn/error.hpp"
@@ -56,6 +57,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
     return no("needs subgroup arithmetic in compute shaders, device has none");
   if (v.engine == Engine::flash_fragments) return fragment_geometry(v, caps, s);
+  if (v.engine == Engine::streamed_fragments) return stream_geometry(v, caps, s);
 
   TextGeometry g;
   const uint32_t gqa = s.num_kv_heads ? s.num_heads / s.num_kv_heads : 1;
@@ -169,6 +171,10 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
   TextGeometry& g = plan.geometry;
   // First the rows: the variant's geometry made again for them (key tile, splits and all).
   TextVariant sized = *plan.variant;
+  if (o.rows && plan.variant->engine == Engine::streamed_fragments)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("rows: expected 0 for {} (its fragments hold {} query heads), got {}", plan.variant->name,
+                            STREAM_HEADS, o.rows));
   if (o.rows) {
     // Fragment rows are whole warps of FLASH_FRAG rows, up to the variant's own most.
     const bool fragments = plan.variant->engine == Engine::flash_fragments;
@@ -192,6 +198,10 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
       auto forced = fragment_geometry(sized, caps, s, o.tile_keys);
       if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
       g = *forced.geometry;
+    } else if (plan.variant->engine == Engine::streamed_fragments) {
+      if (o.tile_keys != STREAM_KEYS)
+        throw Error(ErrorKind::invalid_argument, fmt::format("tile_keys: expected {} for {}, got {}", STREAM_KEYS,
+                                                             plan.variant->name, o.tile_keys));
     } else if (plan.variant->engine == Engine::registers_flash) {
       // Each lane holds the K and V words of every key of a step in registers.
       if (o.tile_keys * g.acc_chunks > kMaxFlashWordsInFlight)

@@ -61,6 +61,8 @@ struct GeometryOrReason {
 GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
 // The registers_flash engine's part of text_geometry (flash_geometry.cpp).
 GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape, TextGeometry g);
+// The streamed_fragments engine's part of text_geometry (stream_geometry.cpp).
+GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});

@@ -36,6 +36,8 @@ constexpr Family kFamilies[] = {
     {"prefill_streaming",      Phase::prefill, Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 1,   32, 1,    64},
     {"decode_flash_coopmat",   Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, true,  16,  128, 16,  16, 16,   32},
     {"decode_flash_emulated",  Phase::decode,  Kind::split,     Engine::flash_fragments,  false, false, false, 16,  128, 16,  16, 16,   32},
+    {"decode_stream_coopmat",  Phase::decode,  Kind::split,     Engine::streamed_fragments, false, false, true,  16, 128, 8,  16, 16,   128},
+    {"decode_stream_emulated", Phase::decode,  Kind::split,     Engine::streamed_fragments, false, false, false, 16, 128, 8,  16, 16,   128},
     {"decode_flash",           Phase::decode,  Kind::split,     Engine::registers_flash,  false, true,  false, 8,   512, 8,   4,  1,    256},
     {"decode_online_split",    Phase::decode,  Kind::split,     Engine::registers_online, true,  false, false, 8,   512, 8,   4,  4,    128},
     {"decode_split",           Phase::decode,  Kind::split,     Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 4,    128},
@@ -61,12 +63,16 @@ constexpr DtypeCombo kCombos[] = {
 // f32 (rounded to f16 once, so reduced precision). bf16 and quantized K/V stay
 // on the scalar rows (their fragment loads would have to dequantize; the
 // scalar rows do, and the planner says so in its reason).
+bool on_fragments(const Family& f) {
+  return f.engine == Engine::flash_fragments || f.engine == Engine::streamed_fragments;
+}
 bool takes(const Family& f, const DtypeCombo& c) {
-  return f.engine != Engine::flash_fragments || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
+  return !on_fragments(f) || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
 }
 
 std::string module_of(const Family& f) {
   if (f.engine == Engine::flash_fragments) return f.coopmat ? "flash_coopmat" : "flash_coopmat_emulated";
+  if (f.engine == Engine::streamed_fragments) return f.coopmat ? "text_decode_stream" : "text_decode_stream_emulated";
   if (f.engine == Engine::registers_flash) return "text_decode_flash";
   if (f.engine == Engine::registers_online) return f.subgroup ? "text_decode_online_subgroup" : "text_decode_online";
   return f.subgroup ? "text_attention_subgroup" : "text_attention";
@@ -88,7 +94,7 @@ const std::vector<TextVariant>& text_variants() {
       for (const auto& c : kCombos)
         if (takes(f, c))
           t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
-                       c.kv, f.subgroup, f.shuffle, f.coopmat, f.engine == Engine::flash_fragments && c.q == DType::f32,
+                       c.kv, f.subgroup, f.shuffle, f.coopmat, on_fragments(f) && c.q == DType::f32,
                        f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
                        f.workgroup_size, module_of(f)});
     return t;

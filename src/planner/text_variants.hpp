@@ -17,6 +17,7 @@ enum class Engine : uint8_t {
   registers_online,  // text_decode_online.comp: K/V streamed into registers, subgroup online softmax
   flash_fragments,   // flash_coopmat.comp: 16x16 matrix fragments (tensor cores, or their plain-GLSL emulation)
   registers_flash,   // text_decode_flash.comp: 16-byte K/V words in registers, lane groups per key
+  streamed_fragments,  // text_decode_stream.comp: 16x8 fragments loaded from K/V into registers (or emulated)
 };
 
 // How a variant spreads a call over workgroups.

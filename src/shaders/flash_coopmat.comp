@@ -97,17 +97,6 @@ shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past 
 #include "flash_fragment_coopmat.glsl"
 #endif
 
-// Word w (8 columns) of the row starting at element `elem` of a Q, K or V
-// buffer, as f16: f32 storage is rounded here, once.
-#define F16_ROW_WORD(words, type, elem, w)                                                           \
-  ((type) == DTYPE_F16 ? words[(elem) / 8 + (w)]                                                 \
-                         : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
-                                      uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
-
-uvec4 pack_f16x8(vec4 lo, vec4 hi) {
-  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-}
-
 // Word w of a K (is_k) or V row as f16, from either tier (the hot ring is f16).
 uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
   if (kv_row_type(row.hot) == DTYPE_F16) return kv_word4(is_k, row, w);

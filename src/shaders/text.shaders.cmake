@@ -13,6 +13,12 @@ vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_fl
 vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
 vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)
 vkattn_shader(flash_layout_probe src/shaders/flash_layout_probe.comp)  # the layout flash_coopmat assumes, checked per device
+# Tensor-core decode with K/V fragments streamed from memory, and its
+# plain-GLSL fragment build; the 16x8 accumulator layout it assumes, checked
+# per device.
+vkattn_shader(text_decode_stream src/shaders/text_decode_stream.comp)
+vkattn_shader(text_decode_stream_emulated src/shaders/text_decode_stream.comp STREAM_EMULATED=1)
+vkattn_shader(stream_layout_probe src/shaders/stream_layout_probe.comp)
 # The same kernels reading K/V through buffer device addresses, for pools past
 # one storage-buffer binding (created only on devices with bufferDeviceAddress;
 # TextVariant::module_by_address names them).
@@ -23,5 +29,7 @@ vkattn_shader(text_decode_online_subgroup_kv_address src/shaders/text_decode_onl
 vkattn_shader(text_decode_flash_kv_address src/shaders/text_decode_flash.comp KV_BY_ADDRESS=1)
 vkattn_shader(flash_coopmat_kv_address src/shaders/flash_coopmat.comp KV_BY_ADDRESS=1)
 vkattn_shader(flash_coopmat_emulated_kv_address src/shaders/flash_coopmat.comp FLASH_EMULATED=1 KV_BY_ADDRESS=1)
+vkattn_shader(text_decode_stream_kv_address src/shaders/text_decode_stream.comp KV_BY_ADDRESS=1)
+vkattn_shader(text_decode_stream_emulated_kv_address src/shaders/text_decode_stream.comp STREAM_EMULATED=1 KV_BY_ADDRESS=1)
 # KV-cache writes (kv_append): one module, flavours by specialization constant.
 vkattn_shader(kv_append src/shaders/kv_append.comp)

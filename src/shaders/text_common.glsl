@@ -21,6 +21,18 @@ void unpack_words(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
 // Elements per uvec4 of a storage type.
 uint elems_per_word4(uint type) { return type == DTYPE_F32 ? 4u : 8u; }
 
+uvec4 pack_f16x8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
+
+// Word w (8 columns) of the row starting at element `elem` of a Q, K or V
+// buffer of uvec4 `words`, as f16: f32 storage is rounded here, once (the
+// tensor-core kernels' operands are f16).
+#define F16_ROW_WORD(words, type, elem, w)                                                           \
+  ((type) == DTYPE_F16 ? words[(elem) / 8 + (w)]                                                 \
+                         : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
+                                      uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
+
 uint float_to_bf16_bits(float x) {
   uint u = floatBitsToUint(x);
   if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0xffffu) != 0u ? 0x40u : 0u);

@@ -1,0 +1,64 @@
+// Geometry of decode_stream (text_decode_stream.comp): warps per workgroup,
+// query heads per workgroup (the 8 columns of its fragments) and the split grid.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/fragment_geometry.hpp"
+#include "planner/geometry_rules.hpp"
+#include "planner/split_grid.hpp"
+#include "planner/text_planner.hpp"
+#include "shaders/stream_interface.h"
+
+namespace vkattn::planner {
+
+namespace {
+
+// Split grid: a 4-warp workgroup at ~130 registers per lane fits three times
+// per compute unit; two waves of them keep the last wave's tail short. A
+// split gives each warp at least 4 tiles, so its partial stays small next to
+// the keys it reads.
+constexpr uint32_t kWorkgroupsPerComputeUnit = 6;
+constexpr uint32_t kMinTilesPerWarp = 4;
+constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
+
+}  // namespace
+
+GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s) {
+  auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
+  if (s.head_dim % FLASH_FRAG != 0)
+    return no(fmt::format("needs head_dim a multiple of {}, got {}", FLASH_FRAG, s.head_dim));
+  TextGeometry g;
+  if (v.needs_cooperative_matrix) {
+    if (std::string missing = tensor_core_fragments_missing(caps); !missing.empty()) return no(std::move(missing));
+    if (!caps.has_coop_shape(FLASH_FRAG, STREAM_HEADS, FLASH_FRAG, "f16", "f32"))
+      return no(fmt::format("needs VK_NV_cooperative_matrix with f16 {}x{}x{} -> f32, device has none", FLASH_FRAG,
+                            STREAM_HEADS, FLASH_FRAG));
+    if (!caps.coop_accumulator_quad)
+      return no("needs the f32 accumulators laid out as mma.m16n8k16's (rows across a quad), device's are not");
+    g.required_subgroup_size = tensor_core_subgroup_size(caps);
+  }
+  g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations)) / FLASH_WARP * FLASH_WARP;
+  if (g.workgroup_size == 0)
+    return no(fmt::format("needs workgroups of at least {} invocations, device has {}", FLASH_WARP,
+                          caps.max_workgroup_invocations));
+  // Fewer warps where the staging areas do not fit.
+  uint32_t warps = g.workgroup_size / FLASH_WARP;
+  while (warps > 1 && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes) warps /= 2;
+  g.workgroup_size = warps * FLASH_WARP;
+  g.shared_bytes = STREAM_SHARED_BYTES(warps, s.head_dim);
+  if (g.shared_bytes > caps.max_shared_memory_bytes)
+    return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} warps), device has {}", g.shared_bytes,
+                          s.head_dim, warps, caps.max_shared_memory_bytes));
+  const uint32_t gqa = s.num_heads / s.num_kv_heads;
+  g.head_group = largest_divisor_at_most(gqa, STREAM_HEADS);
+  g.q_pos = 1;
+  g.tile_keys = STREAM_KEYS;
+  const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
+  g.splits = device_filling_splits(caps, s, per_split,
+                                   {kWorkgroupsPerComputeUnit, warps * kMinTilesPerWarp * STREAM_KEYS,
+                                    kKeysPerSplitUnknownDevice});
+  return {g, ""};
+}
+
+}  // namespace vkattn::planner

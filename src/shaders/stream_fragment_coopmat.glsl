@@ -1,0 +1,82 @@
+// The tensor-core fragment layer of text_decode_stream.comp:
+// GL_NV_cooperative_matrix values of one subgroup of 32 in the shapes of
+// mma.m16n8k16. K and V fragments load straight from the K/V buffers, so a
+// tile in flight lives in registers, not in shared memory. The emulated layer
+// (stream_fragment_emulated.glsl) implements the same functions in plain GLSL.
+// Include after `tile_pool` (shared uvec4) and text_kv_addressing.glsl; word
+// offsets and strides count 16-byte words (8 f16 or 4 f32).
+#extension GL_NV_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+#define FragA fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>      // f16 16x16 left operand
+#define FragB fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, STREAM_HEADS>    // f16 16x8 right operand
+#define FragS fcoopmatNV<32, gl_ScopeSubgroup, FLASH_FRAG, STREAM_HEADS>    // f32 16x8 accumulator
+#define FRAG_UNROLL [[unroll]]
+
+uint frag_lane() { return gl_SubgroupInvocationID; }
+
+void warp_barrier() {
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+bool warp_any(bool v) { return subgroupMax(v ? 1u : 0u) != 0u; }
+
+// A from 16 row-major rows of K (a tile of keys, 16 columns of the head dim):
+// in place in the K buffer, or staged in shared memory.
+void frag_load_k(out FragA f, uint word, uint stride) { coopMatLoadNV(f, k_words4, word, stride, false); }
+void frag_load_k_staged(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
+// A = M^T for 16 rows of V (A[d][key] = V[key][d]), in place or staged.
+void frag_load_vt(out FragA f, uint word, uint stride) { coopMatLoadNV(f, v_words4, word, stride, true); }
+void frag_load_vt_staged(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
+// B = M^T for 8 staged rows M (B[k][n] = M[n][k]): Q^T from Q's rows.
+void frag_load_bt(out FragB f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
+
+void frag_fill(out FragS f, float v) { f = FragS(v); }
+void frag_mul_add(inout FragS c, FragA a, FragB b) { c = coopMatMulAddNV(a, b, c); }
+void frag_store(FragS f, uint word, uint stride) { coopMatStoreNV(f, tile_pool, word, stride, false); }
+
+// The accumulator (already holding f16 values) as a right operand: through
+// the warp's `scratch`, so the result does not depend on how the
+// implementation lays out either type. Call from warp-uniform control flow.
+void frag_to_b(out FragB b, FragS s, uint scratch) {
+  const FragB h = FragB(s);
+  warp_barrier();  // the warp's last reads of scratch are done
+  coopMatStoreNV(h, tile_pool, scratch, 1, false);  // 8 f16 per row: one word
+  warp_barrier();
+  coopMatLoadNV(b, tile_pool, scratch, 1, false);
+}
+
+#include "stream_fragment_layout.glsl"
+
+// Per-column values combined across the 8 invocations that hold each column
+// (lanes equal mod 4). Call from warp-uniform control flow.
+vec2 frag_cols_across(vec2 cols, uint scratch, bool is_max) {
+  [[unroll]] for (uint m = 4; m < FLASH_WARP; m *= 2) {
+    const vec2 other = subgroupShuffleXor(cols, m);
+    cols = vec2(frag_combine(cols.x, other.x, is_max), frag_combine(cols.y, other.y, is_max));
+  }
+  return cols;
+}
+
+// Whether this implementation's 16x8 f32 accumulator is laid out as
+// stream_fragment_layout.glsl says: a tile whose every element holds
+// row * 8 + column is loaded from `scratch` (32 words) and compared. Call from
+// uniform control flow (it has barriers).
+bool stream_layout_holds(uint scratch) {
+  const uint words = STREAM_HEADS / 4;  // per row of 8 f32
+  for (uint i = gl_LocalInvocationIndex; i < FLASH_FRAG * words; i += gl_WorkGroupSize.x) {
+    const float at = float((i / words) * STREAM_HEADS + (i % words) * 4u);
+    tile_pool[scratch + i] = floatBitsToUint(vec4(at, at + 1.0, at + 2.0, at + 3.0));
+  }
+  barrier();
+  FragS index;
+  coopMatLoadNV(index, tile_pool, scratch, words, false);
+  bool holds = index.length() == 4;
+  for (int i = 0; holds && i < index.length(); ++i) holds = uint(index[i]) == frag_row(i) * STREAM_HEADS + frag_col(i);
+  return subgroupMin(holds ? 1u : 0u) != 0u;
+}

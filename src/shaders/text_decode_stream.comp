@@ -1,0 +1,279 @@
+#version 450
+// Flash-decoding on tensor cores with K/V fragments streamed from memory into
+// registers: the query heads of one KV head are the 8 columns of
+// S^T = K Q^T and O^T = V^T P^T (mma.m16n8k16 shapes), so per 16-key tile a
+// warp issues 16 matrix products and a handful of softmax instructions where
+// a scalar kernel issues a dot product and a lane reduction per (head, key).
+// One source, built twice: with GL_NV_cooperative_matrix
+// (stream_fragment_coopmat.glsl), and with STREAM_EMULATED through a plain-GLSL
+// layer of the same functions, which lavapipe runs in CI.
+//
+// A workgroup of NW warps owns one split of one (sequence, KV head, head
+// group); the split's 16-key tiles (aligned on absolute key positions) go to
+// its warps in turn. A warp keeps one tile in flight: the K fragments of the
+// next tile load as soon as S of this one is computed, its V fragments as
+// soon as P V is, so loads are always outstanding while the warp works.
+// A tile whose 16 keys are all visible and lie in one run of rows (contiguous,
+// or inside one page or ring turn, cold tier) loads straight from the K/V
+// buffers; any other tile (the ends of the range, a page or ring boundary,
+// the hot tier, pools read by address) is staged by the warp's lanes through
+// shared memory, keys it must not see as zero rows, and masked.
+//   per tile: S^T = K Q^T (f16 x f16 -> f32); scale, softcap, mask; per head
+//   the tile's maximum over the 16 keys; online softmax in f32 (log2 units);
+//   P^T rounded to f16; O^T = O^T diag(alpha) + V^T P^T.
+// At the end the warps merge through shared memory and the workgroup writes
+// the heads' rows, or with SPLIT un-normalised partials for
+// text_split_reduce.comp.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#ifdef KV_BY_ADDRESS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#endif
+
+#include "text_attention_interface.h"
+#include "stream_interface.h"
+#include "text_common.glsl"
+
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16
+layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
+layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;  // at most STREAM_HEADS
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f32 or f16
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;
+layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F16;
+layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
+layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+
+layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
+
+layout(std430, binding = TEXT_BIND_Q) readonly buffer QBuf { uvec4 q_words[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf4 { uvec4 o_words4[]; };
+layout(std430, binding = TEXT_BIND_O) writeonly buffer OBuf2 { uvec2 o_words2[]; };
+layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint page_table[]; };
+layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
+layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
+layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+
+const uint NW = WG / FLASH_WARP;
+const uint D8 = D / 8;          // words of a K/V/Q row
+const uint D4 = D / 4;          // vec4s of an output row
+const uint D16 = D / FLASH_FRAG;  // fragments across the head dim
+const uint ROW_WORDS = STREAM_ROW_WORDS(D);
+const uint WARP_WORDS = STREAM_WARP_WORDS(D);
+const uint Q_BASE = 0;
+const uint WARPS_BASE = STREAM_HEADS * ROW_WORDS;
+const uint STAGE_CHUNKS = STREAM_KEYS * D8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
+const float NEG_INF = -1.0 / 0.0;
+const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
+const float LN2 = 0.6931471805599453;
+
+shared uvec4 tile_pool[STREAM_SHARED_WORDS(NW, D)];
+shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log2 units) and sum
+
+#include "text_key_range.glsl"
+#include "text_kv_addressing.glsl"
+#include "text_row_write.glsl"
+#ifdef STREAM_EMULATED
+#include "stream_fragment_emulated.glsl"
+#else
+#include "stream_fragment_coopmat.glsl"
+#endif
+
+// The fragments of the tile a warp uses now, or loads next.
+FragA k_frag[D16];
+FragA v_frag[D16];
+
+// The visible keys of this workgroup's query, as absolute positions [lo, hi).
+uint vis_lo, vis_hi;
+
+// Whether key position `pos` is one this query sees and can read.
+bool key_readable(uint b, uint pos) {
+  uint outer, inner;
+  return pos >= vis_lo && pos < vis_hi && kv_coords(b, pos, outer, inner);
+}
+
+// Whether the tile of 16 keys from p0 is read in place: all visible, in one
+// run of rows at the inner stride, in the cold tier of a module that binds
+// K/V; then the word offsets of its first K and V rows.
+bool tile_in_place(uint b, uint kvh, uint p0, out uint k_word, out uint v_word) {
+  k_word = v_word = 0u;
+#ifdef KV_BY_ADDRESS
+  return false;
+#else
+  if (p0 < vis_lo || vis_hi < STREAM_KEYS || p0 > vis_hi - STREAM_KEYS) return false;
+  if (kv_hot(p0 + STREAM_KEYS - 1u)) return false;
+  // A ring turn or a page ends inside the tile.
+  if (kv_slot_layout() != TEXT_LAYOUT_CONTIGUOUS && p0 % pc.capacity + STREAM_KEYS > pc.capacity) return false;
+  KvRow row;
+  if (!kv_row(b, p0, kvh, row)) return false;  // behind a bad page
+  k_word = row.k / 8u;
+  v_word = row.v / 8u;
+  return true;
+#endif
+}
+
+// The K (is_k) or V rows of the tile from p0 staged at `stage`: rows of keys
+// this query must not see, or past the warp's last tile (`have` false), are zeros.
+void stage_tile(bool is_k, uint b, uint kvh, uint p0, bool have, uint stage) {
+  [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
+    const uint i = frag_lane() + a * FLASH_WARP;
+    const uint r = i / D8, w = i % D8;
+    uvec4 word = uvec4(0u);
+    KvRow row = kv_row_none();
+    if (have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row)) word = kv_word4(is_k, row, w);
+    tile_pool[stage + r * ROW_WORDS + w] = word;
+  }
+}
+
+// Loads the K (is_k) or V fragments of tile `t` (key positions 16t ..) into
+// k_frag or v_frag. Warp-uniform; every warp of the workgroup calls it the
+// same number of times (the emulated layer's barriers are the workgroup's).
+void load_tile(bool is_k, uint b, uint kvh, uint t, bool have, uint stage) {
+  const uint p0 = t * STREAM_KEYS;
+  uint k_word, v_word;
+  const bool in_place = have && tile_in_place(b, kvh, p0, k_word, v_word);
+  warp_barrier();  // the warp's fragment loads from `stage` are done
+  if (!in_place) stage_tile(is_k, b, kvh, p0, have, stage);
+  warp_barrier();
+  if (is_k) {
+    const uint stride = pc.k_strides[1] / 8u;
+    if (in_place) {
+      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_k(k_frag[c], k_word + 2u * c, stride);
+    } else {
+      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_k_staged(k_frag[c], stage + 2u * c, ROW_WORDS);
+    }
+  } else {
+    const uint stride = pc.v_strides[1] / 8u;
+    if (in_place) {
+      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_vt(v_frag[c], v_word + 2u * c, stride);
+    } else {
+      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_vt_staged(v_frag[c], stage + 2u * c, ROW_WORDS);
+    }
+  }
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint warp = tid / FLASH_WARP;
+  const uint gqa = pc.num_heads / pc.num_kv_heads;
+  const uint groups_per_kv = gqa / HEAD_GROUP;
+  const uint kvh = gl_WorkGroupID.y / groups_per_kv;
+  const uint head0 = kvh * gqa + (gl_WorkGroupID.y % groups_per_kv) * HEAD_GROUP;
+  const uint b = gl_WorkGroupID.z / pc.num_splits;
+  const uint split = gl_WorkGroupID.z % pc.num_splits;
+  // Indirect dispatches may ask for more workgroups than the call has.
+  if (b >= pc.batch || gl_WorkGroupID.x >= pc.seq_len || gl_WorkGroupID.y >= pc.num_kv_heads * groups_per_kv) return;
+
+  const uint kv_len = (pc.flags & TEXT_FLAG_KV_LEN_BUFFER) != 0u ? kv_len_buf[b] : pc.kv_len;
+  const uint start_pos = (pc.flags & TEXT_FLAG_START_POS_BUFFER) != 0u ? start_pos_buf[b] : pc.start_pos;
+  const uint kv_start = (pc.flags & TEXT_FLAG_KV_START_BUFFER) != 0u ? kv_start_buf[b] : pc.kv_start;
+  const uint qpos = text_query_pos(start_pos, 0u);
+  kv_tier_begin(kv_len, kv_start);
+  const uvec2 range = text_key_range(kv_len, kv_start, qpos, qpos, pc.window, (pc.flags & TEXT_FLAG_CAUSAL) != 0u,
+                                     kv_slot_layout(), pc.capacity, pc.max_pages);
+  // One query sees one run of keys: [vis_lo, vis_hi) is exactly what it sees.
+  vis_lo = kv_start + range.x;
+  vis_hi = kv_start + range.y;
+
+  // This split's tiles [t_begin, t_stop) of the 16-aligned tiles covering the keys.
+  const uint t_first = vis_lo / STREAM_KEYS;
+  const uint n_tiles = range.y > range.x ? vis_hi / STREAM_KEYS + (vis_hi % STREAM_KEYS != 0u ? 1u : 0u) - t_first : 0u;
+  const uint per_split = n_tiles / pc.num_splits + (n_tiles % pc.num_splits != 0u ? 1u : 0u);
+  const uint t_begin = t_first + min(split * per_split, n_tiles);
+  const uint t_stop = t_first + min(split * per_split + per_split, n_tiles);
+  const uint rounds = (t_stop - t_begin + NW - 1u) / NW;
+
+  // Q^T: the heads' rows as f16 (f32 Q rounded once), heads past HEAD_GROUP zero.
+  for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
+    const uint h = i / D8, w = i % D8;
+    uvec4 word = uvec4(0u);
+    if (h < HEAD_GROUP) word = F16_ROW_WORD(q_words, Q_TYPE, q_row_elem(b, 0u, head0 + h), w);
+    tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
+  }
+  barrier();
+  FragB q_frag[D16];
+  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_bt(q_frag[c], Q_BASE + 2u * c, ROW_WORDS);
+
+  const uint base = WARPS_BASE + warp * WARP_WORDS;
+  const uint k_stage = base, v_stage = base + STREAM_KEYS * ROW_WORDS, scratch = base + 2u * STREAM_KEYS * ROW_WORDS;
+  FragS o_acc[D16];
+  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_fill(o_acc[c], 0.0);
+  // Per head of this invocation's two columns (frag_col_value): the running
+  // maximum and the running sum of this invocation's weights (summed across
+  // the column once, at the end).
+  vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
+  const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
+
+  uint t = t_begin + warp;
+  load_tile(true, b, kvh, t, t < t_stop, k_stage);
+  load_tile(false, b, kvh, t, t < t_stop, v_stage);
+  for (uint round = 0; round < rounds; ++round, t += NW) {
+    const bool have = t < t_stop;
+    const uint p0 = t * STREAM_KEYS;
+    FragS s;
+    frag_fill(s, 0.0);
+    FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_mul_add(s, k_frag[c], q_frag[c]);
+    // Every key visible and readable: no per-key mask. A paged tile is
+    // checked key by key (a key behind a bad page entry is masked).
+    const bool whole = have && p0 >= vis_lo && vis_hi >= STREAM_KEYS && p0 <= vis_hi - STREAM_KEYS &&
+                       kv_slot_layout() != TEXT_LAYOUT_PAGED;
+    load_tile(true, b, kvh, t + NW, t + NW < t_stop, k_stage);  // in flight while this tile finishes
+
+    [[unroll]] for (int i = 0; i < s.length(); ++i) {
+      float v = s[i] * score_scale;
+      if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap) * LOG2E;
+      if (!whole && !(have && key_readable(b, p0 + frag_row(i)))) v = NEG_INF;
+      s[i] = v;
+    }
+    const vec2 m_new = max(run_max, frag_cols_across(frag_lane_cols(s, true), scratch, true));
+    // A head that has seen no key yet keeps alpha 1 (no -inf - -inf).
+    const vec2 alpha = mix(exp2(run_max - m_new), vec2(1.0), equal(m_new, vec2(NEG_INF)));
+    const bool moved = any(notEqual(alpha, vec2(1.0)));
+    run_max = m_new;
+    run_sum *= alpha;
+    [[unroll]] for (int i = 0; i < s.length(); ++i) {
+      const float m = frag_col_value(run_max, i);
+      const float p = m == NEG_INF ? 0.0 : exp2(s[i] - m);
+      s[i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;  // the sum takes the f16 weights P V uses
+    }
+    run_sum += frag_lane_cols(s, false);
+    if (warp_any(moved)) {
+      FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+        [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= frag_col_value(alpha, i);
+      }
+    }
+    FragB p_frag;
+    frag_to_b(p_frag, s, scratch);
+    FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_mul_add(o_acc[c], v_frag[c], p_frag);
+    load_tile(false, b, kvh, t + NW, t + NW < t_stop, v_stage);
+  }
+  run_sum = frag_cols_across(run_sum, scratch, false);
+
+  // The warps merge: each leaves O^T (rows of 8 heads' f32, per 16 columns
+  // of the head dim) in its staging words and (max, sum) per head.
+  barrier();
+  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_store(o_acc[c], base + c * FLASH_FRAG * 2u, 2u);
+  if (frag_lane() < 4u) {
+    merge_ml[warp * STREAM_HEADS + 2u * frag_lane()] = vec2(run_max.x, run_sum.x);
+    merge_ml[warp * STREAM_HEADS + 2u * frag_lane() + 1u] = vec2(run_max.y, run_sum.y);
+  }
+  barrier();
+  for (uint e = tid; e < HEAD_GROUP * D4; e += WG) {
+    const uint h = e / D4, ci = e % D4;
+    float mm = NEG_INF;
+    for (uint w = 0; w < NW; ++w) mm = max(mm, merge_ml[w * STREAM_HEADS + h].x);
+    float ll = 0.0;
+    vec4 o = vec4(0.0);
+    for (uint w = 0; w < NW; ++w) {
+      const vec2 ml = merge_ml[w * STREAM_HEADS + h];
+      if (text_partial_empty(ml.x, ml.y)) continue;
+      const float wgt = exp2(ml.x - mm);
+      ll += ml.y * wgt;
+      const uint at = WARPS_BASE + w * WARP_WORDS + (ci / 4u) * FLASH_FRAG * 2u + (ci % 4u) * 4u * 2u + h / 4u;
+      [[unroll]] for (uint j = 0; j < 4u; ++j) o[j] += uintBitsToFloat(tile_pool[at + 2u * j][h % 4u]) * wgt;
+    }
+    text_write_row(b, split, 0u, head0 + h, ci, o, mm * LN2, ll);
+  }
+}
