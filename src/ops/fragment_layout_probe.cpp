@@ -14,17 +14,14 @@ namespace vkattn::ops {
 
 namespace {
 
-// Runs one probe module (one warp, writing 1 where the layout holds) with
-// `buffers` bindings, the first its answer.
-bool probe_holds(Context& ctx, const std::string& module, uint32_t buffers) {
+// Runs one probe module: one warp, writing 1 to its one binding where the layout holds.
+bool probe_holds(Context& ctx, const std::string& module) {
   Tensor holds = ctx.tensor(DType::f32, {1});  // one uint: 1 if the layout holds
   const vk::Pipeline& pipe = ctx.runtime().pipelines().get(
-      {module, {}, planner::tensor_core_subgroup_size(ctx.caps())}, vk::ShaderInterface{buffers, 0});
-  std::array<vk::BufferRef, 3> refs{vk::ref(holds, vk::Access::write)};
-  // The stream probe declares the K/V bindings its fragment layer names and never reads.
-  for (uint32_t i = 1; i < buffers; ++i) refs[i] = {ctx.runtime().placeholder_buffer(), 0, 64, vk::Access::read};
+      {module, {}, planner::tensor_core_subgroup_size(ctx.caps())}, vk::ShaderInterface{1, 0});
+  const std::array<vk::BufferRef, 1> buffers{vk::ref(holds, vk::Access::write)};
   Recorder rec(ctx);
-  rec.impl().dispatch(pipe, std::span(refs.data(), buffers), {}, 1, 1, 1);
+  rec.impl().dispatch(pipe, buffers, {}, 1, 1, 1);
   rec.run();
   return ctx.download_as<uint32_t>(holds).at(0) == 1u;
 }
@@ -34,10 +31,10 @@ bool probe_holds(Context& ctx, const std::string& module, uint32_t buffers) {
 bool fragment_layout_holds(Context& ctx) {
   const DeviceCaps& caps = ctx.caps();
   if (!planner::tensor_core_fragments_missing(caps).empty()) return false;
-  if (!probe_holds(ctx, "flash_layout_probe", 1)) return false;
+  if (!probe_holds(ctx, "flash_layout_probe")) return false;
   // The 16x8 accumulator of text_decode_stream, where the device offers that shape.
   if (!caps.has_coop_shape(FLASH_FRAG, STREAM_HEADS, FLASH_FRAG, "f16", "f32")) return true;
-  return probe_holds(ctx, "stream_layout_probe", 3);
+  return probe_holds(ctx, "stream_layout_probe");
 }
 
 }  // namespace vkattn::ops

@@ -1,9 +1,8 @@
 // The tensor-core fragment layer of text_decode_stream.comp:
 // GL_NV_cooperative_matrix values of one subgroup of 32 in the shapes of
-// mma.m16n8k16. K and V fragments load straight from the K/V buffers, so a
-// tile in flight lives in registers, not in shared memory. The emulated layer
-// (stream_fragment_emulated.glsl) implements the same functions in plain GLSL.
-// Include after `tile_pool` (shared uvec4) and text_kv_addressing.glsl; word
+// mma.m16n8k16, loaded from the warp's staged tiles in shared memory. The
+// emulated layer (stream_fragment_emulated.glsl) implements the same functions
+// in plain GLSL. Include after `tile_pool` (shared uvec4) is declared; word
 // offsets and strides count 16-byte words (8 f16 or 4 f32).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -26,13 +25,10 @@ void warp_barrier() {
 
 bool warp_any(bool v) { return subgroupMax(v ? 1u : 0u) != 0u; }
 
-// A from 16 row-major rows of K (a tile of keys, 16 columns of the head dim):
-// in place in the K buffer, or staged in shared memory.
-void frag_load_k(out FragA f, uint word, uint stride) { coopMatLoadNV(f, k_words4, word, stride, false); }
-void frag_load_k_staged(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
-// A = M^T for 16 rows of V (A[d][key] = V[key][d]), in place or staged.
-void frag_load_vt(out FragA f, uint word, uint stride) { coopMatLoadNV(f, v_words4, word, stride, true); }
-void frag_load_vt_staged(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
+// A from 16 staged row-major rows (a K tile: keys x 16 columns of the head dim).
+void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
+// A = M^T for 16 staged rows M (a V tile: A[d][key] = V[key][d]).
+void frag_load_at(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
 // B = M^T for 8 staged rows M (B[k][n] = M[n][k]): Q^T from Q's rows.
 void frag_load_bt(out FragB f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
 

@@ -1,13 +1,13 @@
 // The plain-GLSL fragment layer of text_decode_stream.comp, for devices
 // without cooperative matrices (lavapipe in CI): the same functions as
-// stream_fragment_coopmat.glsl, so the kernel's tile walk, in-place and staged
-// loads, masking, softmax and merge run unchanged. A warp is 32 invocations;
+// stream_fragment_coopmat.glsl, so the kernel's tile walk, staging, masking,
+// softmax and merge run unchanged. A warp is 32 invocations;
 // an accumulator keeps mma.m16n8k16's element layout
 // (stream_fragment_layout.glsl), and each invocation holds the operand values
 // its four products need: A's two rows lane/4 and lane/4 + 8, B's two columns
 // 2 (lane % 4) and the next, so a multiply needs no exchange. Include after
-// `tile_pool` (shared uvec4) and text_kv_addressing.glsl; word offsets and
-// strides count 16-byte words.
+// `tile_pool` (shared uvec4) is declared; word offsets and strides count
+// 16-byte words.
 
 #define FragA float[2 * FLASH_FRAG]  // [h * 16 + k]: A[lane/4 + 8h][k]
 #define FragB float[2 * FLASH_FRAG]  // [h * 16 + k]: B[k][2 (lane%4) + h]
@@ -25,32 +25,24 @@ void warp_barrier() { barrier(); }
 // work that changes nothing.
 bool warp_any(bool v) { return true; }
 
-// Word w of shared memory (staged) or of the K or V buffer.
-uvec4 frag_word(bool staged, bool is_k, uint w) { return staged ? tile_pool[w] : is_k ? k_words4[w] : v_words4[w]; }
-
 // f16 element e (0-7) of a word.
 float frag_half(uvec4 w, uint e) { return unpackHalf2x16(w[e / 2u])[e % 2u]; }
 
-// A[r][k] = M[r][k] for rows of 16 f16 (two words) at word + r * stride.
-void frag_load_rows(out FragA f, bool staged, bool is_k, uint word, uint stride) {
+// A[r][k] = M[r][k] for staged rows of 16 f16 (two words) at word + r * stride.
+void frag_load_a(out FragA f, uint word, uint stride) {
   for (uint h = 0; h < 2; ++h) {
     const uint row = word + (frag_lane() / 4u + 8u * h) * stride;
-    for (uint k = 0; k < FLASH_FRAG; ++k) f[h * FLASH_FRAG + k] = frag_half(frag_word(staged, is_k, row + k / 8u), k % 8u);
+    for (uint k = 0; k < FLASH_FRAG; ++k) f[h * FLASH_FRAG + k] = frag_half(tile_pool[row + k / 8u], k % 8u);
   }
 }
 
-// A[r][k] = M[k][r]: row r of A is column r of the 16 rows of M.
-void frag_load_cols(out FragA f, bool staged, bool is_k, uint word, uint stride) {
+// A[r][k] = M[k][r]: row r of A is column r of the 16 staged rows of M.
+void frag_load_at(out FragA f, uint word, uint stride) {
   for (uint h = 0; h < 2; ++h) {
     const uint r = frag_lane() / 4u + 8u * h;
-    for (uint k = 0; k < FLASH_FRAG; ++k) f[h * FLASH_FRAG + k] = frag_half(frag_word(staged, is_k, word + k * stride + r / 8u), r % 8u);
+    for (uint k = 0; k < FLASH_FRAG; ++k) f[h * FLASH_FRAG + k] = frag_half(tile_pool[word + k * stride + r / 8u], r % 8u);
   }
 }
-
-void frag_load_k(out FragA f, uint word, uint stride) { frag_load_rows(f, false, true, word, stride); }
-void frag_load_k_staged(out FragA f, uint word, uint stride) { frag_load_rows(f, true, true, word, stride); }
-void frag_load_vt(out FragA f, uint word, uint stride) { frag_load_cols(f, false, false, word, stride); }
-void frag_load_vt_staged(out FragA f, uint word, uint stride) { frag_load_cols(f, true, false, word, stride); }
 
 // B[k][n] = M[n][k] for 8 staged rows M: column n of B is row n of M.
 void frag_load_bt(out FragB f, uint word, uint stride) {

@@ -11,9 +11,6 @@
 
 layout(local_size_x = FLASH_WARP) in;
 layout(std430, binding = 0) writeonly buffer Result { uint holds; };
-// The layer's in-place loads name the K/V buffers; the probe never calls them.
-layout(std430, binding = 1) readonly buffer KWords4 { uvec4 k_words4[]; };
-layout(std430, binding = 2) readonly buffer VWords4 { uvec4 v_words4[]; };
 
 shared uvec4 tile_pool[STREAM_SCRATCH_WORDS];
 

@@ -1,6 +1,6 @@
 #version 450
-// Flash-decoding on tensor cores with K/V fragments streamed from memory into
-// registers: the query heads of one KV head are the 8 columns of
+// Flash-decoding on tensor cores with K/V streamed through registers: the
+// query heads of one KV head are the 8 columns of
 // S^T = K Q^T and O^T = V^T P^T (mma.m16n8k16 shapes), so per 16-key tile a
 // warp issues 16 matrix products and a handful of softmax instructions where
 // a scalar kernel issues a dot product and a lane reduction per (head, key).
@@ -10,14 +10,16 @@
 //
 // A workgroup of NW warps owns one split of one (sequence, KV head, head
 // group); the split's 16-key tiles (aligned on absolute key positions) go to
-// its warps in turn. A warp keeps one tile in flight: the K fragments of the
-// next tile load as soon as S of this one is computed, its V fragments as
-// soon as P V is, so loads are always outstanding while the warp works.
-// A tile whose 16 keys are all visible and lie in one run of rows (contiguous,
-// or inside one page or ring turn, cold tier) loads straight from the K/V
-// buffers; any other tile (the ends of the range, a page or ring boundary,
-// the hot tier, pools read by address) is staged by the warp's lanes through
-// shared memory, keys it must not see as zero rows, and masked.
+// its warps in turn, and the warps never wait for one another until the
+// merge. A warp keeps the next tile's K/V words in flight in registers (16-byte
+// loads, issued before the matrix work on the current tile) and stages them
+// into its own shared rows after it, from which the fragments load (V
+// transposed, which a load from memory could not do at full width). Keys it
+// must not see arrive as zero rows and are masked. A tile whose 16 keys are
+// all visible and lie in one run of rows (contiguous, or inside one page or
+// ring turn, cold tier) forms each row's address from the first; others
+// (the range's ends, page and ring boundaries, the hot tier, pools read by
+// address) resolve each key's row.
 //   per tile: S^T = K Q^T (f16 x f16 -> f32); scale, softcap, mask; per head
 //   the tile's maximum over the 16 keys; online softmax in f32 (log2 units);
 //   P^T rounded to f16; O^T = O^T diag(alpha) + V^T P^T.
@@ -81,9 +83,10 @@ shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log
 #include "stream_fragment_coopmat.glsl"
 #endif
 
-// The fragments of the tile a warp uses now, or loads next.
-FragA k_frag[D16];
-FragA v_frag[D16];
+// The K and V words of the warp's next tile, in flight in registers while it
+// works on the staged one.
+uvec4 k_next[STAGE_CHUNKS];
+uvec4 v_next[STAGE_CHUNKS];
 
 // The visible keys of this workgroup's query, as absolute positions [lo, hi).
 uint vis_lo, vis_hi;
@@ -94,10 +97,11 @@ bool key_readable(uint b, uint pos) {
   return pos >= vis_lo && pos < vis_hi && kv_coords(b, pos, outer, inner);
 }
 
-// Whether the tile of 16 keys from p0 is read in place: all visible, in one
-// run of rows at the inner stride, in the cold tier of a module that binds
-// K/V; then the word offsets of its first K and V rows.
-bool tile_in_place(uint b, uint kvh, uint p0, out uint k_word, out uint v_word) {
+// Whether the 16 keys from p0 are all visible and lie in one run of rows at
+// the inner stride (contiguous, or inside one page or ring turn, cold tier,
+// bound K/V): then each row's words are one multiply-add from the word
+// offsets of the first K and V rows, with no page-table read per row.
+bool tile_one_run(uint b, uint kvh, uint p0, out uint k_word, out uint v_word) {
   k_word = v_word = 0u;
 #ifdef KV_BY_ADDRESS
   return false;
@@ -114,44 +118,43 @@ bool tile_in_place(uint b, uint kvh, uint p0, out uint k_word, out uint v_word) 
 #endif
 }
 
-// The K (is_k) or V rows of the tile from p0 staged at `stage`: rows of keys
-// this query must not see, or past the warp's last tile (`have` false), are zeros.
-void stage_tile(bool is_k, uint b, uint kvh, uint p0, bool have, uint stage) {
+// Issues the loads of tile `t` (key positions 16t ..) into k_next/v_next:
+// keys this query must not see, or past the warp's last tile (`have`
+// false), are zero rows. Warp-uniform.
+void fetch_tile(uint b, uint kvh, uint t, bool have) {
+  const uint p0 = t * STREAM_KEYS;
+  uint k_word, v_word;
+  const bool run = have && tile_one_run(b, kvh, p0, k_word, v_word);
+  const uint k_stride = pc.k_strides[1] / 8u, v_stride = pc.v_strides[1] / 8u;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
     const uint r = i / D8, w = i % D8;
-    uvec4 word = uvec4(0u);
-    KvRow row = kv_row_none();
-    if (have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row)) word = kv_word4(is_k, row, w);
-    tile_pool[stage + r * ROW_WORDS + w] = word;
+    if (run) {
+      k_next[a] = k_words4[k_word + r * k_stride + w];
+      v_next[a] = v_words4[v_word + r * v_stride + w];
+    } else {
+      k_next[a] = v_next[a] = uvec4(0u);
+      KvRow row = kv_row_none();
+      if (have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row)) {
+        k_next[a] = kv_word4(true, row, w);
+        v_next[a] = kv_word4(false, row, w);
+      }
+    }
   }
 }
 
-// Loads the K (is_k) or V fragments of tile `t` (key positions 16t ..) into
-// k_frag or v_frag. Warp-uniform; every warp of the workgroup calls it the
-// same number of times (the emulated layer's barriers are the workgroup's).
-void load_tile(bool is_k, uint b, uint kvh, uint t, bool have, uint stage) {
-  const uint p0 = t * STREAM_KEYS;
-  uint k_word, v_word;
-  const bool in_place = have && tile_in_place(b, kvh, p0, k_word, v_word);
-  warp_barrier();  // the warp's fragment loads from `stage` are done
-  if (!in_place) stage_tile(is_k, b, kvh, p0, have, stage);
+// The fetched tile into the warp's staging rows, once the warp's fragment
+// loads of the previous one are done. Every warp of the workgroup calls it
+// the same number of times (the emulated layer's barriers are the workgroup's).
+void put_tile(uint k_stage, uint v_stage) {
   warp_barrier();
-  if (is_k) {
-    const uint stride = pc.k_strides[1] / 8u;
-    if (in_place) {
-      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_k(k_frag[c], k_word + 2u * c, stride);
-    } else {
-      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_k_staged(k_frag[c], stage + 2u * c, ROW_WORDS);
-    }
-  } else {
-    const uint stride = pc.v_strides[1] / 8u;
-    if (in_place) {
-      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_vt(v_frag[c], v_word + 2u * c, stride);
-    } else {
-      FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_vt_staged(v_frag[c], stage + 2u * c, ROW_WORDS);
-    }
+  [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
+    const uint i = frag_lane() + a * FLASH_WARP;
+    const uint at = (i / D8) * ROW_WORDS + i % D8;
+    tile_pool[k_stage + at] = k_next[a];
+    tile_pool[v_stage + at] = v_next[a];
   }
+  warp_barrier();
 }
 
 void main() {
@@ -207,19 +210,23 @@ void main() {
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
 
   uint t = t_begin + warp;
-  load_tile(true, b, kvh, t, t < t_stop, k_stage);
-  load_tile(false, b, kvh, t, t < t_stop, v_stage);
+  fetch_tile(b, kvh, t, t < t_stop);
+  put_tile(k_stage, v_stage);
   for (uint round = 0; round < rounds; ++round, t += NW) {
     const bool have = t < t_stop;
     const uint p0 = t * STREAM_KEYS;
+    fetch_tile(b, kvh, t + NW, t + NW < t_stop);  // in flight while this tile is used
     FragS s;
     frag_fill(s, 0.0);
-    FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_mul_add(s, k_frag[c], q_frag[c]);
+    FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+      FragA k_frag;
+      frag_load_a(k_frag, k_stage + 2u * c, ROW_WORDS);
+      frag_mul_add(s, k_frag, q_frag[c]);
+    }
     // Every key visible and readable: no per-key mask. A paged tile is
     // checked key by key (a key behind a bad page entry is masked).
     const bool whole = have && p0 >= vis_lo && vis_hi >= STREAM_KEYS && p0 <= vis_hi - STREAM_KEYS &&
                        kv_slot_layout() != TEXT_LAYOUT_PAGED;
-    load_tile(true, b, kvh, t + NW, t + NW < t_stop, k_stage);  // in flight while this tile finishes
 
     [[unroll]] for (int i = 0; i < s.length(); ++i) {
       float v = s[i] * score_scale;
@@ -246,8 +253,12 @@ void main() {
     }
     FragB p_frag;
     frag_to_b(p_frag, s, scratch);
-    FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_mul_add(o_acc[c], v_frag[c], p_frag);
-    load_tile(false, b, kvh, t + NW, t + NW < t_stop, v_stage);
+    FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+      FragA v_frag;
+      frag_load_at(v_frag, v_stage + 2u * c, ROW_WORDS);
+      frag_mul_add(o_acc[c], v_frag, p_frag);
+    }
+    put_tile(k_stage, v_stage);
   }
   run_sum = frag_cols_across(run_sum, scratch, false);
 
