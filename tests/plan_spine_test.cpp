@@ -423,7 +423,7 @@ TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
   EXPECT_THAT(far.reason, HasSubstr("read through buffer device addresses"));
 }
 
-// decode_flash_coopmat (by rule on the H200 for wide groups in big batches):
+// decode_flash_coopmat (by override on the H200):
 // split partials and the reduce, both tuning overrides kept together.
 TEST(PlanSpine, TensorCoreDecodeSplitsAndTakesBothOverrides) {
   TextAttentionParams p = decode_params();
@@ -432,14 +432,16 @@ TEST(PlanSpine, TensorCoreDecodeSplitsAndTakesBothOverrides) {
   p.num_kv_heads = 2;
   p.head_dim = 64;
   const TextTensorTypes f16{DType::f16, DType::f16, DType::f16, false};
-  const Plan chosen = plan_text(h200(), p, f16, rules_only());
+  PlanOptions forced = rules_only();
+  forced.variant = "decode_flash_coopmat_f16";
+  const Plan chosen = plan_text(h200(), p, f16, forced);
   EXPECT_EQ(chosen.variant, "decode_flash_coopmat_f16");
   ASSERT_GE(chosen.geometry.splits, 2u);
   ASSERT_EQ(chosen.dispatches.size(), 2u);
   EXPECT_EQ(chosen.dispatches[0].spec_constants[TEXT_SC_SPLIT], 1u);
   EXPECT_EQ(chosen.dispatches[1].module, "text_split_reduce");
 
-  PlanOptions o = rules_only();
+  PlanOptions o = forced;
   o.splits = 1;
   const Plan one = plan_text(h200(), p, f16, o);
   EXPECT_EQ(one.dispatches.size(), 1u);

@@ -180,38 +180,28 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f16)).geometry.head_group, 4u);
 }
 
-// Selects decode_flash_coopmat: NVIDIA H200, f16 Q, MQA-like groups (>= 8 query
-// heads per KV head) over batches >= 32 at head dim <= 64, where it measured
-// faster than decode_flash. One warp per workgroup, the KV head's 8 query heads
-// in its 16 rows; 16 workgroups per SM wanted, no split under 128 keys.
-TEST(PlannerRules, TensorCoreDecodeForWideGroupsInBigBatches) {
-  auto p = plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f16, DType::f16));
+// decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat
+// it on every shape it was chosen for). One warp per workgroup, the KV head's
+// 8 query heads in its 16 rows; 16 workgroups per SM wanted, no split under
+// 128 keys.
+TEST(PlannerRules, TensorCoreDecodeByOverride) {
+  PlanOptions forced;
+  forced.variant = "decode_flash_coopmat_f16";
+  forced.strict = true;
+  auto p = plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f16, DType::f16), forced);
   EXPECT_EQ(p.variant->name, "decode_flash_coopmat_f16");
-  EXPECT_THAT(p.reason, StartsWith("tensor_core_decode"));
   EXPECT_EQ(p.geometry.workgroup_size, 32u);
   EXPECT_EQ(p.geometry.head_group, 8u);
   EXPECT_EQ(p.geometry.q_pos, 2u);
   EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 32u);  // 32 workgroups per split: 16 x 132 wanted, 4096 / 128 allowed
-  // GQA 32/8, small batches, D128 and MHA stay on decode_flash.
-  for (const TextShape& s : {decode(32, 32, 8, 64, 4096, DType::f16, DType::f16),
-                             decode(8, 8, 1, 64, 4096, DType::f16, DType::f16),
-                             decode(32, 8, 1, 128, 4096, DType::f16, DType::f16),
+  for (const TextShape& s : {decode(32, 8, 1, 64, 4096, DType::f16, DType::f16),
                              decode(32, 32, 32, 64, 4096, DType::f16, DType::f16)}) {
-    auto flash = plan_text(nvidia(), s);
-    EXPECT_EQ(flash.variant->name, "decode_flash_f16");
-    EXPECT_TRUE(candidate(flash, "decode_flash_coopmat_f16").eligible);
+    auto chosen = plan_text(nvidia(), s);
+    EXPECT_NE(chosen.variant->name, "decode_flash_coopmat_f16");
+    EXPECT_TRUE(candidate(chosen, "decode_flash_coopmat_f16").eligible);
   }
-  // f32 Q rounds to f16 only with permission.
-  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16)).variant->name,
-            "decode_flash_f16kv");
-  PlanOptions reduced;
-  reduced.allow_reduced_precision = true;
-  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::f32, DType::f16), reduced).variant->name,
-            "decode_flash_coopmat_f16kv");
-  PlanOptions forced;
-  forced.variant = "decode_flash_coopmat_f16";
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
                       "decode_flash_coopmat_f16").why,
             "needs head_dim <= 128, got 256");
@@ -221,6 +211,93 @@ TEST(PlannerRules, TensorCoreDecodeForWideGroupsInBigBatches) {
   TextShape s = decode(1, 32, 8, 128, 1024, DType::f16, DType::f16);
   s.kv_len_bound = 131072;
   EXPECT_EQ(plan_text(nvidia(), s, forced).geometry.splits, 264u);  // 8 workgroups per split, 16 x 132 wanted
+}
+
+// Selects decode_stream_coopmat: NVIDIA H200, f16 Q, query heads sharing a KV
+// head (GQA, MQA) at head dims that are multiples of 16 up to 128. The KV
+// head's query heads are the 8 columns of its fragments; one wave of 4-warp
+// workgroups, one per compute unit, the split count rounded down to stay in it.
+TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f16, DType::f16));
+  EXPECT_EQ(p.variant->name, "decode_stream_coopmat_f16");
+  EXPECT_THAT(p.reason, StartsWith("tensor_core_stream"));
+  EXPECT_EQ(p.variant->module, "text_decode_stream");
+  EXPECT_EQ(p.geometry.workgroup_size, 128u);
+  EXPECT_EQ(p.geometry.head_group, 4u);
+  EXPECT_EQ(p.geometry.tile_keys, 16u);
+  EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
+  EXPECT_EQ(p.geometry.splits, 16u);  // 8 workgroups per split, 132 compute units: 16, not 17
+  EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 2u);
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 16u);  // a tile a warp
+  // MQA takes 8 heads per workgroup; MHA, D256 and D72 stay on decode_flash.
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 1, 64, 8192, DType::f16, DType::f16)).geometry.head_group, 8u);
+  auto mha = plan_text(nvidia(), decode(8, 32, 32, 128, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(mha.variant->name, "decode_flash_f16");
+  EXPECT_TRUE(candidate(mha, "decode_stream_coopmat_f16").eligible);
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
+                      "decode_stream_coopmat_f16").why,
+            "needs head_dim <= 128, got 256");
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 72, 4096, DType::f16, DType::f16)),
+                      "decode_stream_coopmat_f16").why,
+            "needs head_dim a multiple of 16, got 72");
+  // f32 Q rounds to f16 only with permission; bf16 K/V has no such row.
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16)).variant->name,
+            "decode_flash_f16kv");
+  PlanOptions reduced;
+  reduced.allow_reduced_precision = true;
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), reduced).variant->name,
+            "decode_stream_coopmat_f16kv");
+  EXPECT_EQ(find_text_variant("decode_stream_coopmat_bf16kv"), nullptr);
+}
+
+// The tensor-core stream rows need the 16x8x16 shape and the accumulator
+// layout the probe checks; the planner names what is missing.
+TEST(PlannerRules, StreamDecodeNamesWhatTheDeviceLacks) {
+  const TextShape s = decode(1, 32, 8, 128, 4096, DType::f16, DType::f16);
+  DeviceCaps no_16x8 = nvidia();
+  std::erase_if(no_16x8.cooperative_matrix_shapes, [](const CoopMatrixShape& c) { return c.n == 8; });
+  EXPECT_EQ(candidate(plan_text(no_16x8, s), "decode_stream_coopmat_f16").why,
+            "needs VK_NV_cooperative_matrix with f16 16x8x16 -> f32, device has none");
+  DeviceCaps other_layout = nvidia();
+  other_layout.coop_accumulator_quad = false;
+  EXPECT_THAT(candidate(plan_text(other_layout, s), "decode_stream_coopmat_f16").why,
+              HasSubstr("mma.m16n8k16"));
+  EXPECT_EQ(plan_text(other_layout, s).variant->name, "decode_flash_f16");
+}
+
+// Its tile and head columns are fixed; the split count is a tuning value.
+TEST(PlannerRules, StreamDecodeTuningValues) {
+  const TextShape s = decode(1, 32, 8, 128, 4096, DType::f16, DType::f16);
+  PlanOptions o;
+  o.splits = 5;
+  EXPECT_EQ(plan_text(nvidia(), s, o).geometry.splits, 5u);
+  o.splits = 0;
+  o.tile_keys = 32;
+  EXPECT_THAT(expect_error([&] { plan_text(nvidia(), s, o); }).what(),
+              HasSubstr("tile_keys: expected 16 for decode_stream_coopmat_f16, got 32"));
+  o.tile_keys = 0;
+  o.rows = 16;
+  EXPECT_THAT(expect_error([&] { plan_text(nvidia(), s, o); }).what(),
+              HasSubstr("rows: expected 0 for decode_stream_coopmat_f16"));
+}
+
+// decode_stream_emulated: the same kernel in plain GLSL, chosen by override
+// only; on lavapipe's 32 KiB of shared memory a D128 workgroup has 2 warps.
+TEST(PlannerRules, EmulatedStreamDecodeByOverrideOnly) {
+  const TextShape s = decode(1, 8, 2, 128, 700, DType::f16, DType::f16);
+  auto p = plan_text(lavapipe(), s);
+  EXPECT_EQ(p.variant->name, "decode_flash_f16");
+  EXPECT_TRUE(candidate(p, "decode_stream_emulated_f16").eligible);
+  EXPECT_EQ(candidate(p, "decode_stream_coopmat_f16").why,
+            "needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none");
+  PlanOptions o;
+  o.variant = "decode_stream_emulated_f16";
+  o.strict = true;
+  auto e = plan_text(lavapipe(), s, o);
+  EXPECT_EQ(e.variant->module, "text_decode_stream_emulated");
+  EXPECT_EQ(e.geometry.workgroup_size, 64u);
+  EXPECT_LE(e.geometry.shared_bytes, 32768u);
 }
 
 // decode_flash_emulated: the same engine in plain GLSL, chosen by override only.

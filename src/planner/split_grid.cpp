@@ -18,9 +18,10 @@ uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint6
   const uint64_t min_keys = granules(policy.min_keys_per_split);
   const uint64_t unknown_keys = granules(policy.keys_per_split_unknown_device);
   const uint64_t by_length = (keys + min_keys - 1) / min_keys;
-  const uint64_t wanted =
-      caps.compute_units ? (uint64_t(policy.workgroups_per_compute_unit) * caps.compute_units + base - 1) / base
-                         : (keys + unknown_keys - 1) / unknown_keys;
+  const uint64_t grid = uint64_t(policy.workgroups_per_compute_unit) * caps.compute_units;
+  const uint64_t wanted = !caps.compute_units        ? (keys + unknown_keys - 1) / unknown_keys
+                          : policy.within_one_wave ? grid / base
+                                                   : (grid + base - 1) / base;
   const uint64_t grid_cap = std::max<uint64_t>(1, caps.max_workgroup_count[2] / std::max(1u, s.batch));
   return uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, grid_cap));
 }

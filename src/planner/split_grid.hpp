@@ -22,6 +22,10 @@ struct SplitPolicy {
   uint32_t workgroups_per_compute_unit;  // the grid the device should see, per compute unit
   uint32_t min_keys_per_split;           // a split shorter than this costs more than it hides (rounded up to the granule)
   uint32_t keys_per_split_unknown_device;  // devices that do not report compute units
+  // Round the split count down, so the grid stays within one wave of
+  // workgroups_per_compute_unit per compute unit (a workgroup past it would
+  // run after the wave, doubling the time), never below one split.
+  bool within_one_wave = false;
 };
 
 // `workgroups_per_split` workgroups run each split (batch x heads of the grid).

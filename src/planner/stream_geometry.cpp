@@ -14,12 +14,15 @@ namespace vkattn::planner {
 
 namespace {
 
-// Split grid: a 4-warp workgroup at ~130 registers per lane fits three times
-// per compute unit; two waves of them keep the last wave's tail short. A
-// split gives each warp at least 4 tiles, so its partial stays small next to
-// the keys it reads.
-constexpr uint32_t kWorkgroupsPerComputeUnit = 6;
-constexpr uint32_t kMinTilesPerWarp = 4;
+// Split grid: one wave of 4-warp workgroups, one per compute unit, each warp
+// walking a long run of tiles. On the H200 (2026-12-03, B1 H32/8 D128 L32768)
+// 16 splits (128 workgroups) took 0.053 ms, 17 (136) 0.080 and 99 (792) 0.079;
+// B8 L4096: 2 splits 0.053 ms, 3 0.058, 8 0.065. Workgroups of 2 warps were
+// best at twice the count: the same 4 warps per compute unit. Short contexts
+// still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms against
+// 2 splits 0.0219.
+constexpr uint32_t kWarpsPerComputeUnit = 4;
+constexpr uint32_t kMinTilesPerWarp = 1;
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
 
 }  // namespace
@@ -56,8 +59,8 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.tile_keys = STREAM_KEYS;
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   g.splits = device_filling_splits(caps, s, per_split,
-                                   {kWorkgroupsPerComputeUnit, warps * kMinTilesPerWarp * STREAM_KEYS,
-                                    kKeysPerSplitUnknownDevice});
+                                   {std::max(1u, kWarpsPerComputeUnit / warps), warps * kMinTilesPerWarp * STREAM_KEYS,
+                                    kKeysPerSplitUnknownDevice, true});
   return {g, ""};
 }
 

@@ -130,23 +130,24 @@ struct Rule {
 
 bool always(const DeviceCaps&, const TextShape&, const TextGeometry&) { return true; }
 bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { return g.splits >= 2; }
-// Where tensor-core decode measured faster than decode_flash on the H200
-// (2026-12-03, decode-sample, both forced in one run): MQA-like groups of at
-// least 8 query heads per KV head, over batches of at least 32, head dim <= 64
-// (1.10-1.33x; decode_flash reads K/V once per 4-head group, the matrix rows
-// take all 8 heads at once). Everywhere else decode_flash was faster (GQA 32/8:
-// 0.3-0.9x), so it stays the default; `vkattn tune` may still pick it per bucket.
-bool wide_groups_in_big_batches(const DeviceCaps&, const TextShape& s, const TextGeometry&) {
-  return s.num_heads / s.num_kv_heads >= 8 && s.batch >= 32 && s.head_dim <= 64;
+// Where decode_stream measured faster than decode_flash on the H200
+// (2026-12-03, both forced in one run): query heads sharing a KV head (GQA
+// 32/8 1.2-1.7x, MQA 8/1 up to 2.3x); with one head per KV head (MHA) 7 of
+// its 8 fragment columns are padding and decode_flash won (0.137 against
+// 0.155 ms at B8 L4096). It also beat decode_flash_coopmat on every MQA D64
+// case of the suite (B32 H8/1 L32768 0.115 against 0.138 ms), which stays
+// available by override and to `vkattn tune`.
+bool shared_kv_heads(const DeviceCaps&, const TextShape& s, const TextGeometry&) {
+  return s.num_heads / s.num_kv_heads >= 2;
 }
 
 constexpr Rule kRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
-    {"decode_flash_coopmat",
-     "tensor_core_decode: >= 8 query heads per KV head over a batch >= 32 with head_dim <= 64 scored as one matrix "
-     "product (f16 16x16x16, f32 accumulate), splits sized to fill the device",
-     wide_groups_in_big_batches},
+    {"decode_stream_coopmat",
+     "tensor_core_stream: the query heads sharing a KV head as the 8 columns of one matrix product (f16 16x8x16, "
+     "f32 accumulate), K/V streamed through registers, one wave of splits",
+     shared_kv_heads},
     {"decode_flash", "flash_decode: 16-byte K/V words in registers, splits sized to fill the device", always},
     {"decode_online_split", "split_kv: the KV spans several chunks; subgroups stream K/V", long_kv},
     {"decode_split", "split_kv: the KV spans several chunks", long_kv},

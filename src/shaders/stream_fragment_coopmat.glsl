@@ -18,9 +18,10 @@
 
 uint frag_lane() { return gl_SubgroupInvocationID; }
 
+// Orders the warp's shared-memory accesses, and only those (subgroupBarrier()
+// also orders buffer memory, which may wait for the next tile's loads in flight).
 void warp_barrier() {
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();
+  controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
 }
 
 bool warp_any(bool v) { return subgroupMax(v ? 1u : 0u) != 0u; }

@@ -87,6 +87,9 @@ shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log
 // works on the staged one.
 uvec4 k_next[STAGE_CHUNKS];
 uvec4 v_next[STAGE_CHUNKS];
+// Whether the fetched (next_run) and the staged (staged_run) tile is one run
+// of visible rows (tile_one_run): then no key of it needs a mask.
+bool next_run = false, staged_run = false;
 
 // The visible keys of this workgroup's query, as absolute positions [lo, hi).
 uint vis_lo, vis_hi;
@@ -125,6 +128,7 @@ void fetch_tile(uint b, uint kvh, uint t, bool have) {
   const uint p0 = t * STREAM_KEYS;
   uint k_word, v_word;
   const bool run = have && tile_one_run(b, kvh, p0, k_word, v_word);
+  next_run = run;
   const uint k_stride = pc.k_strides[1] / 8u, v_stride = pc.v_strides[1] / 8u;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
@@ -154,6 +158,7 @@ void put_tile(uint k_stage, uint v_stage) {
     tile_pool[k_stage + at] = k_next[a];
     tile_pool[v_stage + at] = v_next[a];
   }
+  staged_run = next_run;
   warp_barrier();
 }
 
@@ -223,10 +228,11 @@ void main() {
       frag_load_a(k_frag, k_stage + 2u * c, ROW_WORDS);
       frag_mul_add(s, k_frag, q_frag[c]);
     }
-    // Every key visible and readable: no per-key mask. A paged tile is
-    // checked key by key (a key behind a bad page entry is masked).
-    const bool whole = have && p0 >= vis_lo && vis_hi >= STREAM_KEYS && p0 <= vis_hi - STREAM_KEYS &&
-                       kv_slot_layout() != TEXT_LAYOUT_PAGED;
+    // Every key visible and readable: no per-key mask. A paged tile that is
+    // not one run of rows is checked key by key (a key behind a bad page
+    // entry is masked).
+    const bool whole = staged_run || (have && p0 >= vis_lo && vis_hi >= STREAM_KEYS && p0 <= vis_hi - STREAM_KEYS &&
+                                      kv_slot_layout() != TEXT_LAYOUT_PAGED);
 
     [[unroll]] for (int i = 0; i < s.length(); ++i) {
       float v = s[i] * score_scale;
