@@ -60,31 +60,13 @@ vec2 frag_lane_rows(FragC x, bool is_max) {
               frag_combine(frag_combine(x[4], x[5], is_max), frag_combine(x[6], x[7], is_max), is_max));
 }
 
+#include "fragment_lanes_coopmat.glsl"
+
 // Per-row values combined across the invocations that hold each row (the
 // quad, by shuffles; `scratch` is the emulated layer's). Call from
 // warp-uniform control flow.
-vec2 frag_rows_across(vec2 rows, uint scratch, bool is_max) {
-  [[unroll]] for (uint m = 1; m <= 2; m *= 2) {
-    const vec2 other = subgroupShuffleXor(rows, m);
-    rows = vec2(frag_combine(rows.x, other.x, is_max), frag_combine(rows.y, other.y, is_max));
-  }
-  return rows;
-}
+vec2 frag_rows_across(vec2 rows, uint scratch, bool is_max) { return lanes_combined(rows, 1u, 4u, is_max); }
 
-// Whether this implementation's layout is the one above: a tile whose every
-// element holds its row * FLASH_FRAG + column is loaded from `scratch` (64
-// words) and compared. Call from uniform control flow (it has barriers).
-bool frag_layout_holds(uint scratch) {
-  const uint words = FLASH_FRAG / 4;  // per row of 16 f32
-  for (uint i = gl_LocalInvocationIndex; i < FLASH_FRAG * words; i += gl_WorkGroupSize.x) {
-    const float at = float((i / words) * FLASH_FRAG + (i % words) * 4u);
-    tile_pool[scratch + i] = floatBitsToUint(vec4(at, at + 1.0, at + 2.0, at + 3.0));
-  }
-  barrier();
-  FragC index;
-  coopMatLoadNV(index, tile_pool, scratch, words, false);
-  bool holds = index.length() == 8;
-  for (int i = 0; holds && i < index.length(); ++i)
-    holds = uint(index[i]) == frag_row(i) * FLASH_FRAG + frag_col(i);
-  return subgroupMin(holds ? 1u : 0u) != 0u;
-}
+// frag_layout_holds(scratch): whether this implementation's 16x16 f32
+// accumulator is laid out as above (64 words of scratch).
+DEFINE_LAYOUT_CHECK(frag_layout_holds, FragC, FLASH_FRAG, 8)

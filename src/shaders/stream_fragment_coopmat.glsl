@@ -50,30 +50,12 @@ void frag_to_b(out FragB b, FragS s, uint scratch) {
 
 #include "stream_fragment_layout.glsl"
 
+#include "fragment_lanes_coopmat.glsl"
+
 // Per-column values combined across the 8 invocations that hold each column
 // (lanes equal mod 4). Call from warp-uniform control flow.
-vec2 frag_cols_across(vec2 cols, uint scratch, bool is_max) {
-  [[unroll]] for (uint m = 4; m < FLASH_WARP; m *= 2) {
-    const vec2 other = subgroupShuffleXor(cols, m);
-    cols = vec2(frag_combine(cols.x, other.x, is_max), frag_combine(cols.y, other.y, is_max));
-  }
-  return cols;
-}
+vec2 frag_cols_across(vec2 cols, uint scratch, bool is_max) { return lanes_combined(cols, 4u, FLASH_WARP, is_max); }
 
-// Whether this implementation's 16x8 f32 accumulator is laid out as
-// stream_fragment_layout.glsl says: a tile whose every element holds
-// row * 8 + column is loaded from `scratch` (32 words) and compared. Call from
-// uniform control flow (it has barriers).
-bool stream_layout_holds(uint scratch) {
-  const uint words = STREAM_HEADS / 4;  // per row of 8 f32
-  for (uint i = gl_LocalInvocationIndex; i < FLASH_FRAG * words; i += gl_WorkGroupSize.x) {
-    const float at = float((i / words) * STREAM_HEADS + (i % words) * 4u);
-    tile_pool[scratch + i] = floatBitsToUint(vec4(at, at + 1.0, at + 2.0, at + 3.0));
-  }
-  barrier();
-  FragS index;
-  coopMatLoadNV(index, tile_pool, scratch, words, false);
-  bool holds = index.length() == 4;
-  for (int i = 0; holds && i < index.length(); ++i) holds = uint(index[i]) == frag_row(i) * STREAM_HEADS + frag_col(i);
-  return subgroupMin(holds ? 1u : 0u) != 0u;
-}
+// stream_layout_holds(scratch): whether this implementation's 16x8 f32
+// accumulator is laid out as stream_fragment_layout.glsl says (32 words of scratch).
+DEFINE_LAYOUT_CHECK(stream_layout_holds, FragS, STREAM_HEADS, 4)
