@@ -566,15 +566,14 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
   EXPECT_THAT(p.reason, StartsWith("tensor_cores"));
   EXPECT_EQ(p.variant->module, "flash_coopmat");
-  // 4 warps of 32, two 16-row fragments each, own 128 rows: the 4 GQA heads
-  // of a KV head x 32 positions; 16-key tiles, since 32 would take more
-  // registers than the budget (two row tiles of 8 O fragments each).
-  EXPECT_EQ(p.geometry.workgroup_size, 128u);
+  // 8 warps of 32 own 128 rows: the 4 GQA heads of a KV head x 32 positions;
+  // 32-key tiles (two buffers of K and V) are what 48 KiB holds next to the warps' scratch.
+  EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.head_group, 4u);
   EXPECT_EQ(p.geometry.q_pos, 32u);
-  EXPECT_EQ(p.geometry.tile_keys, 16u);
+  EXPECT_EQ(p.geometry.tile_keys, 32u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 4, 128, 16));
+  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 32));
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
@@ -592,33 +591,22 @@ TEST(PlannerFlash, TensorCoresNeedTheQuadAccumulatorLayout) {
 }
 
 TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
-  // Most rows first (128, then 64), then two row tiles per warp where the
-  // register budget allows, then the largest key tile that fits 48 KiB.
+  // Most rows first (128, then 64), then the largest key tile that fits 48 KiB.
   struct Want {
-    uint32_t d, rows, warps, tk;
+    uint32_t d, rows, tk;
   };
-  for (auto [d, rows, warps, tk] : {Want{64, 128, 4, 64}, Want{80, 128, 4, 32}, Want{96, 128, 4, 32},
-                                    Want{128, 128, 4, 16}, Want{256, 64, 4, 16}}) {
+  for (auto [d, rows, tk] : {Want{64, 128, 64}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 32},
+                             Want{256, 64, 16}}) {
     auto p = plan_text(nvidia(), prefill(2048, 16, 16, d, DType::f16, DType::f16));
     EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16") << d;
     EXPECT_EQ(p.geometry.tile_keys, tk) << d;
     EXPECT_EQ(p.geometry.head_group, 1u) << d;
     EXPECT_EQ(p.geometry.q_pos, rows) << d;
-    EXPECT_EQ(p.geometry.workgroup_size, warps * 32) << d;
     EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
-    EXPECT_LE(fragment_register_estimate(rows / 16 / warps, warps, d, tk), 232u) << d;
   }
-  // Two buffers of K and V rows in 16-byte words padded by one, a scratch tile
-  // of 16 rows of 16 f32 (padded by one word) per warp, 8 bytes of state per key and 4 per query row.
-  EXPECT_EQ(fragment_shared_bytes(64, 4, 128, 32), (2 * 2 * 32 * 17 + 4 * 16 * 5) * 16 + 32 * 8 + 64 * 4);
-  // A forced 32-key tile at D128 is over the budget with two row tiles, so
-  // the warps hold one each (8 warps).
-  PlanOptions o;
-  o.tile_keys = 32;
-  auto forced = plan_text(nvidia(), prefill(2048, 16, 16, 128, DType::f16, DType::f16), o);
-  EXPECT_EQ(forced.geometry.tile_keys, 32u);
-  EXPECT_EQ(forced.geometry.workgroup_size, 256u);
-  EXPECT_GT(fragment_register_estimate(2, 4, 128, 32), 232u);
+  // Two buffers of K and V rows in 16-byte words padded by one, a scratch row
+  // of 16 f32 padded by one word per query row, 8 bytes of state per key and 4 per query row.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 5) * 16 + 32 * 8 + 64 * 4);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {
@@ -650,7 +638,7 @@ TEST(PlannerFlash, HeadDimOffSixteenIsPaddedToWholeFragments) {
   auto p = plan_text(nvidia(), prefill(512, 8, 8, 72, DType::f16, DType::f16));
   EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
   // Shared memory holds rows padded to 80 columns.
-  EXPECT_EQ(fragment_shared_bytes(128, 4, 72, 64), fragment_shared_bytes(128, 4, 80, 64));
+  EXPECT_EQ(fragment_shared_bytes(128, 72, 64), fragment_shared_bytes(128, 80, 64));
   EXPECT_EQ(fragment_geometry(*find_text_variant("prefill_flash_coopmat_f16"), nvidia(),
                               prefill(512, 8, 8, 12, DType::f16, DType::f16))
                 .reason,

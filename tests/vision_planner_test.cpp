@@ -171,7 +171,7 @@ TEST(VisionPlanner, TensorCoresOnTheH200ForF16AndForF32WithReducedPrecision) {
   EXPECT_NE(gemma.reason.find("tensor_cores"), std::string::npos) << gemma.reason;
   EXPECT_EQ(gemma.geometry.required_subgroup_size, 32u);
   EXPECT_LE(gemma.geometry.shared_bytes, 49152u);
-  EXPECT_EQ(gemma.geometry.workgroup_size, gemma.geometry.queries / 32 * 32);  // a warp per 32 patches (two row tiles)
+  EXPECT_EQ(gemma.geometry.workgroup_size, gemma.geometry.queries / 16 * 32);  // a warp per 16 patches
   // SigLIP's 72 is padded to 80 in the fragments, not refused; HPD is only strides.
   auto siglip = shape(4096, 72, DType::f16);
   siglip.layout = VisionLayout::hpd;

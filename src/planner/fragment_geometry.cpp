@@ -10,21 +10,13 @@
 
 namespace vkattn::planner {
 
-uint32_t fragment_shared_bytes(uint32_t rows, uint32_t warps, uint32_t d, uint32_t tile_keys) {
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
   const uint32_t row_words = FLASH_PADDED_DIM(d) / 8 + FLASH_ROW_PAD_WORDS;
   const uint32_t stage_words = 2 * tile_keys * row_words;
   const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
-  const uint32_t scratch_words = warps * FLASH_FRAG * FLASH_SCRATCH_STRIDE;
+  const uint32_t scratch_words = rows * FLASH_SCRATCH_STRIDE;
   return (kv_region + scratch_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
          rows * FLASH_ROW_STATE_BYTES;
-}
-
-uint32_t fragment_register_estimate(uint32_t row_tiles, uint32_t warps, uint32_t d, uint32_t tile_keys) {
-  const uint32_t d16 = FLASH_PADDED_DIM(d) / FLASH_FRAG, tk16 = tile_keys / FLASH_FRAG;
-  const uint32_t wg = warps * FLASH_WARP, staged_words = tile_keys * (FLASH_PADDED_DIM(d) / 8);
-  // Per invocation: 8 f32 per accumulator fragment (O and S), 4 registers per
-  // f16 Q fragment, 4 per 16-byte K and V word in flight.
-  return 8 * row_tiles * d16 + 4 * row_tiles * d16 + 8 * row_tiles * tk16 + 2 * 4 * ((staged_words + wg - 1) / wg);
 }
 
 std::string tensor_core_fragments_missing(const DeviceCaps& caps) {
@@ -49,15 +41,6 @@ namespace {
 constexpr uint32_t kDecodeWorkgroupsPerComputeUnit = 16;
 constexpr uint32_t kDecodeMinKeysPerSplit = 128;
 constexpr uint32_t kDecodeKeysPerSplitUnknownDevice = 512;
-
-// 16-row fragments one warp owns at most: two, as FlashAttention-2's warps
-// hold, so each K/V fragment loaded from shared memory feeds two products.
-constexpr uint32_t kMaxRowTilesPerWarp = 2;
-// The most fragment_register_estimate may reach: that of the geometry that
-// took the driver's 255 registers without spilling on the H200 (D256, 64 rows,
-// 16-key tiles, 4 warps); the driver adds 70-80 registers of addresses and
-// softmax state to the estimate of the smaller geometries.
-constexpr uint32_t kRegisterEstimateBudget = 232;
 
 uint32_t largest_divisor_dividing(uint32_t n, uint32_t rows) {
   for (uint32_t d = std::min(n, rows); d > 1; --d)
@@ -95,33 +78,27 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
       return no("needs the 16x16 f32 accumulator laid out as mma.m16n8k16's (rows across a quad), device's is not");
     g.required_subgroup_size = tensor_core_subgroup_size(caps);
   }
-  // Most rows first (more query rows share each K/V tile), then the most row
-  // tiles per warp, then the largest key tile that fits in shared memory and
-  // in the register budget.
+  // Most warps first (more query rows share each K/V tile), then the largest
+  // key tile that fits in shared memory.
   const uint32_t max_rows = std::min(v.target_rows, floor_pow2(caps.max_workgroup_invocations) / FLASH_WARP * FLASH_FRAG);
   for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
-    for (uint32_t rt = std::min(kMaxRowTilesPerWarp, rows / FLASH_FRAG); rt >= 1; rt /= 2) {
-      const uint32_t warps = rows / FLASH_FRAG / rt, wg = warps * FLASH_WARP;
-      for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
-        const uint32_t bytes = fragment_shared_bytes(rows, warps, head_dim, tk);
-        // One row tile per warp is the geometry measured at every head dim (D256 included).
-        const bool registers_fit =
-            rt == 1 || fragment_register_estimate(rt, warps, head_dim, tk) <= kRegisterEstimateBudget;
-        if (tk <= wg && bytes <= caps.max_shared_memory_bytes && registers_fit) {
-          g.head_group = largest_divisor_dividing(gqa, rows);
-          g.q_pos = rows / g.head_group;
-          g.tile_keys = tk;
-          g.workgroup_size = wg;
-          g.shared_bytes = bytes;
-          return {g, ""};
-        }
-        if (tile_keys) break;
+    const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
+    for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
+      const uint32_t bytes = fragment_shared_bytes(rows, head_dim, tk);
+      if (tk <= wg && bytes <= caps.max_shared_memory_bytes) {
+        g.head_group = largest_divisor_dividing(gqa, rows);
+        g.q_pos = rows / g.head_group;
+        g.tile_keys = tk;
+        g.workgroup_size = wg;
+        g.shared_bytes = bytes;
+        return {g, ""};
       }
+      if (tile_keys) break;
     }
   }
   const uint32_t tk = tile_keys ? tile_keys : v.min_tile_keys;
   return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                        fragment_shared_bytes(FLASH_FRAG, 1, head_dim, tk), head_dim, FLASH_FRAG, tk,
+                        fragment_shared_bytes(FLASH_FRAG, head_dim, tk), head_dim, FLASH_FRAG, tk,
                         caps.max_shared_memory_bytes));
 }
 

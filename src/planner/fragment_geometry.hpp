@@ -9,15 +9,9 @@
 
 namespace vkattn::planner {
 
-// Bytes flash_coopmat.comp declares in shared memory for `rows` query rows
-// held by `warps` warps, head dim `d` and `tile_keys` keys (mirrors its
-// `shared` arrays).
-uint32_t fragment_shared_bytes(uint32_t rows, uint32_t warps, uint32_t d, uint32_t tile_keys);
-// The registers per invocation flash_coopmat.comp's fragments and K/V words
-// in flight take, for warps of `row_tiles` 16-row fragments (what the driver
-// adds for addresses and softmax state aside): the planner's guard against a
-// geometry that would spill.
-uint32_t fragment_register_estimate(uint32_t row_tiles, uint32_t warps, uint32_t d, uint32_t tile_keys);
+// Bytes flash_coopmat.comp declares in shared memory for `rows` query rows,
+// head dim `d` and `tile_keys` keys (mirrors its `shared` arrays).
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys);
 
 // Why the device cannot run the tensor-core fragment layer at all (empty: it
 // can), its accumulator layout aside: the layout probe, which needs the same

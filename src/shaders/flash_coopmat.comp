@@ -6,10 +6,8 @@
 // takes them from a plain-GLSL layer, so devices without tensor cores (lavapipe in CI) run the
 // tiling, masking, softmax and addressing below against the oracle.
 //
-// A workgroup of NW warps owns ROWS = NW x ROW_TILES x 16 = Q_POS x HEAD_GROUP
-// query rows that share one KV head (GQA heads together); warp w owns
-// ROW_TILES 16-row fragments, rows WARP_ROWS w .. WARP_ROWS (w + 1) - 1, so each
-// K/V fragment it loads from shared memory feeds ROW_TILES products.
+// A workgroup of NW warps owns ROWS = NW x 16 = Q_POS x HEAD_GROUP query rows
+// that share one KV head (GQA heads together); warp w owns rows 16w .. 16w+15.
 // It walks the keys its rows can see (fully masked tiles are never visited) in
 // tiles of TK keys, double-buffered in shared memory: the global loads of tile
 // t+1 are issued into registers before the matrix work on tile t and land in
@@ -71,9 +69,6 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 p
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
 
 const uint ROWS = Q_POS * HEAD_GROUP;
-const uint NW = WG / FLASH_WARP;
-const uint ROW_TILES = ROWS / (NW * FLASH_FRAG);  // 16-row fragments per warp (the geometry's choice)
-const uint WARP_ROWS = ROW_TILES * FLASH_FRAG;
 const uint D8 = D / 8;                             // f16 words of one row's real columns
 const uint DP8 = FLASH_PADDED_DIM(D) / 8;          // f16 words of a staged row, zero past D8
 const uint D16 = FLASH_PADDED_DIM(D) / FLASH_FRAG;  // fragments across the padded head dim
@@ -89,7 +84,7 @@ const float NEG_INF = -1.0 / 0.0;
 const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
 const float LN2 = 0.6931471805599453;
 
-shared uvec4 tile_pool[KV_REGION + NW * FLASH_FRAG * FLASH_SCRATCH_STRIDE];
+shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 
@@ -210,15 +205,11 @@ void main() {
     tile_pool[r * ROW_WORDS + w] = word;
   }
   barrier();
-  // Fragment m*D16 + k: row tile m of this warp, head-dim block k.
-  FragA q_frag[ROW_TILES * D16];
-  FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) {
-    FRAG_UNROLL for (uint k = 0; k < D16; ++k)
-      frag_load_a(q_frag[m * D16 + k], (warp * WARP_ROWS + m * FLASH_FRAG) * ROW_WORDS + 2 * k, ROW_WORDS);
-  }
+  FragA q_frag[D16];
+  FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
   const uint scratch = S_BASE + warp * FLASH_FRAG * FLASH_SCRATCH_STRIDE;  // this warp's scratch tile
-  FragC o_acc[ROW_TILES * D16];
-  FRAG_UNROLL for (uint n = 0; n < ROW_TILES * D16; ++n) frag_fill(o_acc[n], 0.0);
+  FragC o_acc[D16];
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_fill(o_acc[n], 0.0);
   barrier();  // Q is in fragments: its staging area takes the first tile
 
   if (n_tiles > 0) {
@@ -227,87 +218,75 @@ void main() {
   }
   barrier();
 
-  // Per row tile, per row of this invocation's (frag_row_value): the running
-  // maximum and the running sum of the weights in this invocation's columns
-  // (summed across the row once, at the end). Scores are kept in log2 units
-  // (scaled by log2(e)), so each weight is one exp2.
-  vec2 run_max[ROW_TILES], run_sum[ROW_TILES];
-  [[unroll]] for (uint m = 0; m < ROW_TILES; ++m) {
-    run_max[m] = vec2(NEG_INF);
-    run_sum[m] = vec2(0.0);
-  }
+  // Per row of this invocation's (frag_row_value): the running maximum and
+  // the running sum of the weights in this invocation's columns (summed
+  // across the row once, at the end). Scores are kept in log2 units (scaled
+  // by log2(e)), so each weight is one exp2.
+  vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t & 1u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
     if (t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
 
-    // Step 2: S = Q K^T for this warp's rows; fragment m*TK16 + n is row
-    // tile m, key block n. Each K fragment feeds every row tile.
-    FragC s[ROW_TILES * TK16];
+    // Step 2: S = Q K^T for this warp's 16 rows.
+    FragC s[TK16];
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
-      FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) frag_fill(s[m * TK16 + n], 0.0);
+      frag_fill(s[n], 0.0);
       FRAG_UNROLL for (uint k = 0; k < D16; ++k) {
         FragB kf;
         frag_load_bt(kf, k_base + n * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
-        FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) frag_mul_add(s[m * TK16 + n], q_frag[m * D16 + k], kf);
+        frag_mul_add(s[n], q_frag[k], kf);
       }
     }
 
-    // Step 3: online softmax in f32 on the fragment elements, per row tile.
-    // Tiles every row sees whole skip the per-pair mask.
+    // Step 3: online softmax in f32 on the fragment elements. Tiles every
+    // row sees whole skip the per-pair mask.
     const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
-    vec2 alpha[ROW_TILES];
-    bool moved = false;
-    FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) {
-      const uint row0 = warp * WARP_ROWS + m * FLASH_FRAG;
-      vec2 tile_max = vec2(NEG_INF);
-      FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
-        [[unroll]] for (int i = 0; i < s[m * TK16 + n].length(); ++i) {
-          float v = s[m * TK16 + n][i] * score_scale;
-          if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap) * LOG2E;
-          if (!whole && !text_key_visible(row_pos[row0 + frag_row(i)],
-                                          key_pos[stage * TK + n * FLASH_FRAG + frag_col(i)], pc.window, causal))
-            v = NEG_INF;
-          s[m * TK16 + n][i] = v;
-        }
-        tile_max = max(tile_max, frag_lane_rows(s[m * TK16 + n], true));
+    vec2 tile_max = vec2(NEG_INF);
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+      [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
+        float v = s[n][i] * score_scale;
+        if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap) * LOG2E;
+        if (!whole && !text_key_visible(row_pos[warp * FLASH_FRAG + frag_row(i)],
+                                        key_pos[stage * TK + n * FLASH_FRAG + frag_col(i)], pc.window,
+                                        causal))
+          v = NEG_INF;
+        s[n][i] = v;
       }
-      const vec2 m_new = max(run_max[m], frag_rows_across(tile_max, scratch, true));
-      // A row that has seen no key yet keeps alpha 1 (no -inf - -inf).
-      alpha[m] = mix(exp2(run_max[m] - m_new), vec2(1.0), equal(m_new, vec2(NEG_INF)));
-      moved = moved || any(notEqual(alpha[m], vec2(1.0)));
-      run_max[m] = m_new;
-      run_sum[m] *= alpha[m];
-      FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
-        [[unroll]] for (int i = 0; i < s[m * TK16 + n].length(); ++i) {
-          const float mx = frag_row_value(run_max[m], i);
-          const float p = mx == NEG_INF ? 0.0 : exp2(s[m * TK16 + n][i] - mx);
-          // The sum takes the f16 weights P V uses.
-          s[m * TK16 + n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
-        }
-        run_sum[m] += frag_lane_rows(s[m * TK16 + n], false);
+      tile_max = max(tile_max, frag_lane_rows(s[n], true));
+    }
+    const vec2 m_new = max(run_max, frag_rows_across(tile_max, scratch, true));
+    // A row that has seen no key yet keeps alpha 1 (no -inf - -inf).
+    const vec2 alpha = mix(exp2(run_max - m_new), vec2(1.0), equal(m_new, vec2(NEG_INF)));
+    const bool moved = any(notEqual(alpha, vec2(1.0)));
+    run_max = m_new;
+    run_sum *= alpha;
+    FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+      [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
+        const float m = frag_row_value(run_max, i);
+        const float p = m == NEG_INF ? 0.0 : exp2(s[n][i] - m);
+        // The sum takes the f16 weights P V uses.
+        s[n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
       }
+      run_sum += frag_lane_rows(s[n], false);
     }
 
     // Step 4: O = diag(alpha) O + P V. Once the rows' maxima settle most
     // tiles leave every alpha at 1, and the warp skips the rescale (a
     // branch uniform in the warp).
     if (warp_any(moved)) {
-      FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) {
-        FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
-          [[unroll]] for (int i = 0; i < o_acc[m * D16 + n].length(); ++i)
-            o_acc[m * D16 + n][i] *= frag_row_value(alpha[m], i);
-        }
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
+        [[unroll]] for (int i = 0; i < o_acc[n].length(); ++i) o_acc[n][i] *= frag_row_value(alpha, i);
       }
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
-      FragA pf[ROW_TILES];
-      FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) frag_to_a(pf[m], s[m * TK16 + kk], scratch);
+      FragA pf;
+      frag_to_a(pf, s[kk], scratch);
       FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
         FragB vf;
         frag_load_b(vf, v_base + kk * FLASH_FRAG * ROW_WORDS + 2 * n, ROW_WORDS);
-        FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) frag_mul_add(o_acc[m * D16 + n], pf[m], vf);
+        frag_mul_add(o_acc[n], pf, vf);
       }
     }
 
@@ -318,28 +297,27 @@ void main() {
   // Step 5: each 16x16 block goes out through this warp's scratch tile, its
   // rows normalised once by their sums (a row that saw no key has sum 0 and
   // outputs zeros) or, with SPLIT, left as partials with their max and sum.
+  run_sum = frag_rows_across(run_sum, scratch, false);
   const uint lane = tid % FLASH_WARP;
-  const uint r = lane / 2;  // the row of a 16x16 block this invocation writes
+  const uint r = lane / 2;  // the row of the warp's tile this invocation writes
   const uint at = scratch + r * FLASH_SCRATCH_STRIDE + (lane % 2) * 2;
+  // Row r's sum and maximum (back in natural-log units).
+  const float row_sum = written_row_value(run_sum, scratch, at);
+  const float row_max = written_row_value(run_max * LN2, scratch, at);
+  const uint row = warp * FLASH_FRAG + r;
+  const uint qi = group_q + row / HEAD_GROUP;
   const uint half_col = (lane % 2) * 8;
-  FRAG_UNROLL for (uint m = 0; m < ROW_TILES; ++m) {
-    // Row r's sum and maximum (back in natural-log units).
-    const float row_sum = written_row_value(frag_rows_across(run_sum[m], scratch, false), scratch, at);
-    const float row_max = written_row_value(run_max[m] * LN2, scratch, at);
-    const uint row = warp * WARP_ROWS + m * FLASH_FRAG + r;
-    const uint qi = group_q + row / HEAD_GROUP;
-    // Unrolled like every loop over o_acc: an array of fragments indexed at
-    // run time would leave registers for memory.
-    FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
-      frag_store_c(o_acc[m * D16 + n], scratch, FLASH_SCRATCH_STRIDE);
-      warp_barrier();
-      const uint col = n * FLASH_FRAG + half_col;
-      if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
-        const uint h = head0 + row % HEAD_GROUP;
-        text_write_row(b, split, qi, h, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
-        text_write_row(b, split, qi, h, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max, row_sum);
-      }
-      warp_barrier();
+  // Unrolled like every loop over o_acc: an array of fragments indexed at run
+  // time would leave registers for memory.
+  FRAG_UNROLL for (uint n = 0; n < D16; ++n) {
+    frag_store_c(o_acc[n], scratch, FLASH_SCRATCH_STRIDE);
+    warp_barrier();
+    const uint col = n * FLASH_FRAG + half_col;
+    if (qi < pc.seq_len && col < D) {  // padded columns are not the output's
+      const uint h = head0 + row % HEAD_GROUP;
+      text_write_row(b, split, qi, h, col / 4, uintBitsToFloat(tile_pool[at]), row_max, row_sum);
+      text_write_row(b, split, qi, h, col / 4 + 1, uintBitsToFloat(tile_pool[at + 1]), row_max, row_sum);
     }
+    warp_barrier();
   }
 }
