@@ -388,6 +388,16 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash.push_back({c, "masked rows"});
   }
   {
+    // Scores spread widely (Q 12 times larger): a row's maximum keeps rising,
+    // tile after tile, by more than the engine's rescale slack.
+    TextCase c = make(1, full ? 200 : 40, 8, 2, 64, full ? 900 : 300);
+    c.params.causal = true;
+    c.params.start_pos = {full ? 700u : 260u};
+    c.logit_scale = 12.0f;
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "rising maxima"});
+  }
+  {
     // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
     TextCase c = make(1, 29, 4, 2, 72, 45);
     c.params.causal = true;

@@ -34,6 +34,7 @@ void frag_load_b(out FragB f, uint word, uint stride) { coopMatLoadNV(f, tile_po
 void frag_load_bt(out FragB f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
 void frag_store_c(FragC f, uint word, uint stride) { coopMatStoreNV(f, tile_pool, word, stride, false); }
 void frag_fill(out FragC f, float v) { f = FragC(v); }
+void frag_scale(inout FragC f, float v) { f = f * v; }
 void frag_mul_add(inout FragC c, FragA a, FragB b) { c = coopMatMulAddNV(a, b, c); }
 // The accumulator as a left operand (P of P V): each element rounded to f16.
 void frag_to_a(out FragA a, FragC c, uint scratch) { a = FragA(c); }

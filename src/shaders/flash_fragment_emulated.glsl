@@ -70,6 +70,10 @@ void frag_fill(out FragC f, float v) {
   for (uint c = 0; c < FRAG_HALF; ++c) f[c] = v;
 }
 
+void frag_scale(inout FragC f, float v) {
+  for (uint c = 0; c < FRAG_HALF; ++c) f[c] *= v;
+}
+
 void frag_mul_add(inout FragC c, FragA a, FragB b) {
   for (uint n = 0; n < FRAG_HALF; ++n) {
     float s = c[n];
