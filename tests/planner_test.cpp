@@ -567,13 +567,16 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_THAT(p.reason, StartsWith("tensor_cores"));
   EXPECT_EQ(p.variant->module, "flash_coopmat");
   // 8 warps of 32 own 128 rows: the 4 GQA heads of a KV head x 32 positions;
-  // 32-key tiles (two buffers of K and V) are what 48 KiB holds next to the warps' scratch.
+  // 64-key tiles in one buffer of K and V are what 48 KiB holds next to the
+  // warps' scratch (two buffers would hold 32-key tiles).
   EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.head_group, 4u);
   EXPECT_EQ(p.geometry.q_pos, 32u);
-  EXPECT_EQ(p.geometry.tile_keys, 32u);
+  EXPECT_EQ(p.geometry.tile_keys, 64u);
+  EXPECT_EQ(p.geometry.kv_stages, 1u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 32));
+  EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 64, 1));
+  EXPECT_GT(fragment_shared_bytes(128, 128, 64, 2), 49152u);
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }
@@ -591,22 +594,24 @@ TEST(PlannerFlash, TensorCoresNeedTheQuadAccumulatorLayout) {
 }
 
 TEST(PlannerFlash, KeyTileSizedFromSharedMemoryPerHeadDim) {
-  // Most rows first (128, then 64), then the largest key tile that fits 48 KiB.
+  // Most rows first (128, then 64), then the largest key tile that fits 48 KiB,
+  // in two buffers where they fit, else in one.
   struct Want {
-    uint32_t d, rows, tk;
+    uint32_t d, rows, tk, stages;
   };
-  for (auto [d, rows, tk] : {Want{64, 128, 64}, Want{80, 128, 32}, Want{96, 128, 32}, Want{128, 128, 32},
-                             Want{256, 64, 16}}) {
+  for (auto [d, rows, tk, stages] : {Want{64, 128, 64, 2}, Want{80, 128, 64, 1}, Want{96, 128, 64, 1},
+                                     Want{128, 128, 64, 1}, Want{256, 64, 32, 1}}) {
     auto p = plan_text(nvidia(), prefill(2048, 16, 16, d, DType::f16, DType::f16));
     EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16") << d;
     EXPECT_EQ(p.geometry.tile_keys, tk) << d;
+    EXPECT_EQ(p.geometry.kv_stages, stages) << d;
     EXPECT_EQ(p.geometry.head_group, 1u) << d;
     EXPECT_EQ(p.geometry.q_pos, rows) << d;
     EXPECT_LE(p.geometry.shared_bytes, 49152u) << d;
   }
   // Two buffers of K and V rows in 16-byte words padded by one, a scratch row
-  // of 16 f32 padded by one word per query row, 8 bytes of state per key and 4 per query row.
-  EXPECT_EQ(fragment_shared_bytes(64, 128, 32), (2 * 2 * 32 * 17 + 64 * 5) * 16 + 32 * 8 + 64 * 4);
+  // of 16 f32 padded by one word per query row, 4 bytes of state per key of each buffer and 4 per query row.
+  EXPECT_EQ(fragment_shared_bytes(64, 128, 32, 2), (2 * 2 * 32 * 17 + 64 * 5) * 16 + 2 * 32 * 4 + 64 * 4);
 }
 
 TEST(PlannerFlash, F32QueriesNeedTheReducedPrecisionOptIn) {
@@ -638,7 +643,7 @@ TEST(PlannerFlash, HeadDimOffSixteenIsPaddedToWholeFragments) {
   auto p = plan_text(nvidia(), prefill(512, 8, 8, 72, DType::f16, DType::f16));
   EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
   // Shared memory holds rows padded to 80 columns.
-  EXPECT_EQ(fragment_shared_bytes(128, 72, 64), fragment_shared_bytes(128, 80, 64));
+  EXPECT_EQ(fragment_shared_bytes(128, 72, 64, 2), fragment_shared_bytes(128, 80, 64, 2));
   EXPECT_EQ(fragment_geometry(*find_text_variant("prefill_flash_coopmat_f16"), nvidia(),
                               prefill(512, 8, 8, 12, DType::f16, DType::f16))
                 .reason,
@@ -657,20 +662,24 @@ TEST(PlannerFlash, EmulatedRowsRunAnywhereByOverrideOnly) {
   o.strict = true;
   auto e = plan_text(lavapipe(), prefill(128, 8, 2, 128, DType::f16, DType::f16), o);
   EXPECT_EQ(e.variant->module, "flash_coopmat_emulated");
-  EXPECT_EQ(e.geometry.tile_keys, 16u);  // 32 KiB of shared memory
+  EXPECT_EQ(e.geometry.tile_keys, 32u);  // 32 KiB of shared memory: one buffer of 32 keys
+  EXPECT_EQ(e.geometry.kv_stages, 1u);
   EXPECT_EQ(e.geometry.required_subgroup_size, 0u);
   EXPECT_EQ(e.geometry.head_group, 4u);
-  // D256 K/V buffers do not fit in 32 KiB.
-  Error err = expect_error([&] { plan_text(lavapipe(), prefill(128, 8, 2, 256, DType::f16, DType::f16), o); });
-  EXPECT_THAT(err.what(), HasSubstr("device has 32768"));
+  // D256 K/V rows of 16 keys for 16 query rows do not fit in 16 KiB.
+  DeviceCaps tiny = lavapipe();
+  tiny.max_shared_memory_bytes = 16384;
+  Error err = expect_error([&] { plan_text(tiny, prefill(128, 8, 2, 256, DType::f16, DType::f16), o); });
+  EXPECT_THAT(err.what(), HasSubstr("device has 16384"));
 }
 
 TEST(PlannerFlash, TileKeysOverride) {
   PlanOptions o;
   o.tile_keys = 16;
   EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o).geometry.tile_keys, 16u);
-  o.tile_keys = 64;
-  Error big = expect_error([&] { plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o); });
+  o.tile_keys = 64;  // D128: one buffer of 64 keys fits, D256: none does
+  EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f16, DType::f16), o).geometry.kv_stages, 1u);
+  Error big = expect_error([&] { plan_text(nvidia(), prefill(4096, 32, 8, 256, DType::f16, DType::f16), o); });
   EXPECT_EQ(big.kind(), ErrorKind::unsupported);
   EXPECT_THAT(big.what(), HasSubstr("tile_keys"));
   o.tile_keys = 8;

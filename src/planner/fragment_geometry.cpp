@@ -10,12 +10,12 @@
 
 namespace vkattn::planner {
 
-uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys) {
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys, uint32_t kv_stages) {
   const uint32_t row_words = FLASH_PADDED_DIM(d) / 8 + FLASH_ROW_PAD_WORDS;
   const uint32_t stage_words = 2 * tile_keys * row_words;
-  const uint32_t kv_region = std::max(2 * stage_words, rows * row_words);
+  const uint32_t kv_region = std::max(kv_stages * stage_words, rows * row_words);
   const uint32_t scratch_words = rows * FLASH_SCRATCH_STRIDE;
-  return (kv_region + scratch_words) * FLASH_WORD_BYTES + tile_keys * FLASH_KEY_STATE_BYTES +
+  return (kv_region + scratch_words) * FLASH_WORD_BYTES + kv_stages * tile_keys * FLASH_KEY_STATE_BYTES +
          rows * FLASH_ROW_STATE_BYTES;
 }
 
@@ -79,13 +79,15 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
     g.required_subgroup_size = tensor_core_subgroup_size(caps);
   }
   // Most warps first (more query rows share each K/V tile), then the largest
-  // key tile that fits in shared memory.
+  // key tile that fits in shared memory: in two buffers, else in one.
   const uint32_t max_rows = std::min(v.target_rows, floor_pow2(caps.max_workgroup_invocations) / FLASH_WARP * FLASH_FRAG);
   for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
     const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
     for (uint32_t tk = tile_keys ? tile_keys : std::min(v.max_tile_keys, wg); tk >= v.min_tile_keys; tk /= 2) {
-      const uint32_t bytes = fragment_shared_bytes(rows, head_dim, tk);
+      const uint32_t stages = fragment_shared_bytes(rows, head_dim, tk, 2) <= caps.max_shared_memory_bytes ? 2 : 1;
+      const uint32_t bytes = fragment_shared_bytes(rows, head_dim, tk, stages);
       if (tk <= wg && bytes <= caps.max_shared_memory_bytes) {
+        g.kv_stages = stages;
         g.head_group = largest_divisor_dividing(gqa, rows);
         g.q_pos = rows / g.head_group;
         g.tile_keys = tk;
@@ -98,7 +100,7 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
   }
   const uint32_t tk = tile_keys ? tile_keys : v.min_tile_keys;
   return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                        fragment_shared_bytes(FLASH_FRAG, head_dim, tk), head_dim, FLASH_FRAG, tk,
+                        fragment_shared_bytes(FLASH_FRAG, head_dim, tk, 1), head_dim, FLASH_FRAG, tk,
                         caps.max_shared_memory_bytes));
 }
 

@@ -10,8 +10,9 @@
 namespace vkattn::planner {
 
 // Bytes flash_coopmat.comp declares in shared memory for `rows` query rows,
-// head dim `d` and `tile_keys` keys (mirrors its `shared` arrays).
-uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys);
+// head dim `d` and `kv_stages` buffers of `tile_keys` keys (mirrors its
+// `shared` arrays).
+uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys, uint32_t kv_stages);
 
 // Why the device cannot run the tensor-core fragment layer at all (empty: it
 // can), its accumulator layout aside: the layout probe, which needs the same

@@ -51,6 +51,7 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
     g.tile = f.geometry->tile_keys;
     g.workgroup_size = f.geometry->workgroup_size;
     g.shared_bytes = f.geometry->shared_bytes;
+    g.kv_stages = f.geometry->kv_stages;
     g.required_subgroup_size = f.geometry->required_subgroup_size;
     return {g, ""};
   }

@@ -9,11 +9,14 @@
 // A workgroup of NW warps owns ROWS = NW x 16 = Q_POS x HEAD_GROUP query rows
 // that share one KV head (GQA heads together); warp w owns rows 16w .. 16w+15.
 // It walks the keys its rows can see (fully masked tiles are never visited) in
-// tiles of TK keys, double-buffered in shared memory: the global loads of tile
-// t+1 are issued into registers before the matrix work on tile t (after it
-// at D256, see PREFETCH) and land in the other buffer after it, so one
-// workgroup barrier per tile separates the buffers. Scores, softmax state and P stay in the warp's accumulator
-// fragments (registers): the softmax works on fragment elements, whose row
+// tiles of TK keys staged in shared memory: the global loads of tile t+1 are
+// issued into registers before the matrix work on tile t (after it at D256,
+// see PREFETCH) and land in shared memory after it. With KV_STAGES 2 they
+// land in the other buffer, so one workgroup barrier per tile separates the
+// buffers; with 1 (twice the keys per tile in the same shared memory) a
+// second barrier waits for every warp to finish with the one buffer.
+// Scores, softmax state and P stay in the warp's accumulator fragments
+// (registers): the softmax works on fragment elements, whose row
 // and column the fragment layer names, and a row's maximum and sum come from
 // the fragment layer's row reductions. Within a tile a warp exchanges nothing
 // with the other warps, so they overlap one another's
@@ -55,6 +58,7 @@ layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, o
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
+layout(constant_id = TEXT_SC_KV_STAGES) const uint KV_STAGES = 2;  // 1 or 2
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -77,7 +81,7 @@ const uint TK16 = TK / FLASH_FRAG;                 // fragments across a key til
 const uint ROW_WORDS = DP8 + FLASH_ROW_PAD_WORDS;  // a staged Q/K/V row
 const uint STAGE_WORDS = 2 * TK * ROW_WORDS;       // K then V of one tile
 const uint Q_WORDS = ROWS * ROW_WORDS;
-const uint KV_REGION = 2 * STAGE_WORDS > Q_WORDS ? 2 * STAGE_WORDS : Q_WORDS;  // Q is staged there first
+const uint KV_REGION = KV_STAGES * STAGE_WORDS > Q_WORDS ? KV_STAGES * STAGE_WORDS : Q_WORDS;  // Q is staged there first
 const uint S_BASE = KV_REGION;                   // the warps' scratch tiles
 const uint KV_CHUNKS = (TK * DP8 + WG - 1) / WG;   // words of K (and of V) each invocation stages per tile
 const float NEG_INF = -1.0 / 0.0;
@@ -96,7 +100,7 @@ const bool LONGEST_FIRST = D16 <= 8;
 const float RESCALE_SLACK = 8.0;  // log2 units: weights below 256
 
 shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
-shared uint key_pos[2 * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
+shared uint key_pos[KV_STAGES * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 
 #include "text_key_range.glsl"
@@ -237,7 +241,7 @@ void main() {
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
   for (uint t = 0; t < n_tiles; ++t) {
-    const uint stage = t & 1u;
+    const uint stage = KV_STAGES == 2u ? t & 1u : 0u;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
     if (PREFETCH && t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
 
@@ -319,7 +323,8 @@ void main() {
 
     if (t + 1 < n_tiles) {
       if (!PREFETCH) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
-      put_tile(stage ^ 1u);
+      if (KV_STAGES == 1u) barrier();  // every warp is done with the one buffer
+      put_tile(KV_STAGES == 2u ? stage ^ 1u : 0u);
     }
     barrier();
   }

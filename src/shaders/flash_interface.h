@@ -19,8 +19,8 @@
 // 16x16 f32 tile (row reductions off the fast path, P's exchange in the
 // emulated layer, the output on its way out), its rows padded by one word.
 #define FLASH_SCRATCH_STRIDE (FLASH_FRAG / 4 + FLASH_ROW_PAD_WORDS)
-// Per query row: its position; per key of each of the two stages: its position.
+// Per query row: its position; per key of each K/V buffer: its position.
 #define FLASH_ROW_STATE_BYTES 4
-#define FLASH_KEY_STATE_BYTES 8
+#define FLASH_KEY_STATE_BYTES 4
 
 #endif

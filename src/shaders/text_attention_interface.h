@@ -20,7 +20,8 @@
 #define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online/_flash: lanes per subgroup (the required size)
 #define TEXT_SC_KEY_LANES 12      // text_decode_flash: lanes sharing one key row (a power of two <= subgroup size)
 #define TEXT_SC_KV_GROUP 13       // quantized KV: elements per scale (KV_QUANT_GROUP_ROW: one per row)
-#define TEXT_SC_COUNT 14
+#define TEXT_SC_KV_STAGES 14      // flash_coopmat: K/V tile buffers in shared memory (2: loads overlap a barrier; 1: larger tiles)
+#define TEXT_SC_COUNT 15
 
 // text_decode_flash and text_decode_online merge their subgroups' (m, l, acc)
 // in shared memory: vec4s of acc for `nsg` subgroups x `heads` query heads x

@@ -54,6 +54,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
   spec[TEXT_SC_KV_GROUP] = text::is_quantized(types.kv) ? p.kv_quant_group : 0;
+  spec[TEXT_SC_KV_STAGES] = g.kv_stages;
   ops::add_decoder_dispatches(plan, std::move(attention), caps,
                               {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, g.q_pos, g.head_group,
                                split ? g.splits : 1, types.out});

@@ -36,6 +36,7 @@ PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCap
   spec[TEXT_SC_KV_TYPE] = dtype_code(types.in);  // K and V take Q's dtype
   spec[TEXT_SC_O_TYPE] = dtype_code(types.out);
   spec[TEXT_SC_LAYOUT] = TEXT_LAYOUT_CONTIGUOUS;
+  spec[TEXT_SC_KV_STAGES] = g.kv_stages;
   d.grid[0] = groups;
   d.grid[1] = p.num_heads;
   return d;
