@@ -388,6 +388,15 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash.push_back({c, "masked rows"});
   }
   {
+    // A negative scale: the engine scales the scores before their maximum.
+    TextCase c = make(1, 24, 4, 2, 64, 50);
+    c.params.causal = true;
+    c.params.start_pos = {26};
+    c.params.scale = -0.25f;
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "negative scale"});
+  }
+  {
     // Scores spread widely (Q 12 times larger): a row's maximum keeps rising,
     // tile after tile, by more than the engine's rescale slack.
     TextCase c = make(1, full ? 200 : 40, 8, 2, 64, full ? 900 : 300);

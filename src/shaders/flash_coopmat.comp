@@ -260,15 +260,19 @@ void main() {
     // softcap and mask are loops of their own under warp-uniform branches, so
     // the mask (two shared-memory reads and the position tests per element)
     // costs nothing in the tiles every row sees whole, nor softcap's tanh
-    // where there is none.
+    // where there is none. With a positive scale and no softcap the scores
+    // stay unscaled (the scaled maximum is the maximum, scaled) and the scale
+    // enters each weight's exponent in one fused multiply-add.
     const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
+    const bool fold = pc.softcap <= 0.0 && score_scale > 0.0;
+    const float exp_scale = fold ? score_scale : 1.0;
     if (pc.softcap > 0.0) {
       const float inv_cap = 1.0 / pc.softcap;
       FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
         [[unroll]] for (int i = 0; i < s[n].length(); ++i)
           s[n][i] = pc.softcap * LOG2E * tanh(s[n][i] * score_scale * inv_cap);
       }
-    } else {
+    } else if (!fold) {
       FRAG_UNROLL for (uint n = 0; n < TK16; ++n) frag_scale(s[n], score_scale);
     }
     if (!whole) {
@@ -286,17 +290,18 @@ void main() {
     // RESCALE_SLACK: softmax is the same for any reference value, the weights
     // stay below 2^RESCALE_SLACK (f16 and the f32 sums hold them), and most
     // tiles then leave O alone. A row that has seen no key keeps -inf and alpha 1.
-    const vec2 tile_row_max = frag_rows_across(tile_max, scratch, true);
+    const vec2 tile_row_max = frag_rows_across(tile_max, scratch, true) * exp_scale;
     const bvec2 grow = greaterThan(tile_row_max, run_max + RESCALE_SLACK);
     const vec2 m_new = mix(run_max, tile_row_max, grow);
     const vec2 alpha = mix(vec2(1.0), exp2(run_max - m_new), grow);
     const bool moved = any(grow);
     run_max = m_new;
     run_sum *= alpha;
+    // A row that has seen no key has only -inf scores so far: weights 0 against any finite reference.
+    const vec2 m_ref = mix(run_max, vec2(0.0), equal(run_max, vec2(NEG_INF)));
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
       [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
-        const float m = frag_row_value(run_max, i);
-        const float p = m == NEG_INF ? 0.0 : exp2(s[n][i] - m);
+        const float p = exp2(fma(s[n][i], exp_scale, -frag_row_value(m_ref, i)));
         // The sum takes the f16 weights P V uses.
         s[n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
       }
