@@ -577,6 +577,9 @@ TEST(PlannerFlash, TensorCoresForF16PrefillOnNvidia) {
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.shared_bytes, fragment_shared_bytes(128, 128, 64, 1));
   EXPECT_GT(fragment_shared_bytes(128, 128, 64, 2), 49152u);
+  EXPECT_EQ(public_view(p).geometry.kv_stages, 1u);
+  EXPECT_THAT(explain(p), HasSubstr("tile_keys 64, "));
+  EXPECT_THAT(explain(p), HasSubstr("kv_stages 1"));
   EXPECT_LE(p.geometry.shared_bytes, 49152u);
   EXPECT_TRUE(candidate(p, "prefill_tiled_small_f16").eligible);
 }

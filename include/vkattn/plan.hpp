@@ -67,6 +67,7 @@ struct PlanGeometry {
   uint32_t key_lanes = 0;        // lanes sharing one key row (decode_flash)
   uint32_t shared_bytes = 0;     // shared memory the kernel declares
   uint32_t required_subgroup_size = 0;  // 0: the driver's choice
+  uint32_t kv_stages = 0;        // K/V tile buffers in shared memory (tensor-core flash engine; 0: none)
   bool operator==(const PlanGeometry&) const = default;
 };
 

@@ -77,6 +77,7 @@ constexpr std::pair<const char*, uint32_t PlanGeometry::*> kGeometryFields[] = {
     {"key_lanes", &PlanGeometry::key_lanes},
     {"shared_bytes", &PlanGeometry::shared_bytes},
     {"required_subgroup_size", &PlanGeometry::required_subgroup_size},
+    {"kv_stages", &PlanGeometry::kv_stages},
 };
 
 }  // namespace

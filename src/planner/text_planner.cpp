@@ -330,7 +330,7 @@ Plan public_view(const TextPlan& plan) {
   const TextGeometry& g = plan.geometry;
   Plan view = plan_header(PlanFamily::text, plan.variant->name, plan);
   view.geometry = {g.workgroup_size, g.q_pos,     g.head_group,   g.tile_keys,           g.splits,
-                   g.acc_chunks,     g.key_lanes, g.shared_bytes, g.required_subgroup_size};
+                   g.acc_chunks,     g.key_lanes, g.shared_bytes, g.required_subgroup_size, g.kv_stages};
   return view;
 }
 

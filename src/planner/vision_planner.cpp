@@ -200,6 +200,7 @@ Plan public_view(const VisionPlan& plan) {
   view.geometry.acc_chunks = g.acc_chunks;
   view.geometry.shared_bytes = g.shared_bytes;
   view.geometry.required_subgroup_size = g.required_subgroup_size;
+  view.geometry.kv_stages = g.kv_stages;
   return view;
 }
 

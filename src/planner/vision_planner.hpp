@@ -27,7 +27,7 @@ struct VisionGeometry {
   uint32_t acc_chunks = 1;
   uint32_t shared_bytes = 0;
   uint32_t required_subgroup_size = 0;
-  uint32_t kv_stages = 2;  // fragments: K/V tile buffers in shared memory
+  uint32_t kv_stages = 0;  // fragments: K/V tile buffers in shared memory (0: other kinds)
 };
 
 struct VisionGeometryOrReason {
