@@ -22,8 +22,8 @@ uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys, ui
 std::string tensor_core_fragments_missing(const DeviceCaps& caps) {
   if (!caps.cooperative_matrix_nv || !caps.has_coop_shape(FLASH_FRAG, FLASH_FRAG, FLASH_FRAG, "f16", "f32"))
     return "needs VK_NV_cooperative_matrix with f16 16x16x16 -> f32, device has none";
-  if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic)
-    return "needs subgroup barriers, shuffles and arithmetic in compute shaders, device lacks one";
+  if (!caps.subgroup_basic || !caps.subgroup_shuffle || !caps.subgroup_arithmetic || !caps.subgroup_ballot)
+    return "needs subgroup barriers, shuffles, arithmetic and ballots in compute shaders, device lacks one";
   // A fragment belongs to one subgroup of exactly FLASH_WARP invocations.
   if (caps.min_subgroup_size > FLASH_WARP || caps.max_subgroup_size < FLASH_WARP ||
       (caps.subgroup_size != FLASH_WARP && !caps.subgroup_size_control))

@@ -10,6 +10,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 
 #define FragA fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, FLASH_FRAG>      // f16 16x16 left operand
 #define FragB fcoopmatNV<16, gl_ScopeSubgroup, FLASH_FRAG, STREAM_HEADS>    // f16 16x8 right operand
@@ -24,7 +25,7 @@ void warp_barrier() {
   controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
 }
 
-bool warp_any(bool v) { return subgroupMax(v ? 1u : 0u) != 0u; }
+bool warp_any(bool v) { return any(notEqual(subgroupBallot(v), uvec4(0))); }
 
 // A from 16 staged row-major rows (a K tile: keys x 16 columns of the head dim).
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
