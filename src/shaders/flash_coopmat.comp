@@ -26,8 +26,9 @@
 // columns they give are never written.
 //   step 1: Q rows, rounded to f16 once, staged and loaded into fragments;
 //   step 2: S = Q K^T per warp (f16 x f16 -> f32), kept in fragments;
-//   step 3: per element mask, scale, softcap; per row the tile's maximum;
-//           online softmax in f32; P rounded to f16; rescale alpha;
+//   step 3: scale (or softcap), then the mask where a row does not see the
+//           whole tile, each a loop over the elements; per row the tile's
+//           maximum; online softmax in f32; P rounded to f16; rescale alpha;
 //   step 4: O = diag(alpha) O + P V in f32 accumulators, P straight from
 //           its fragments;
 //   step 5: one normalisation by the row sums, output written.
