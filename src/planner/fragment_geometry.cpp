@@ -79,7 +79,9 @@ GeometryOrReason fragment_geometry(const FragmentLimits& v, const DeviceCaps& ca
     g.required_subgroup_size = tensor_core_subgroup_size(caps);
   }
   // Most warps first (more query rows share each K/V tile), then the largest
-  // key tile that fits in shared memory: in two buffers, else in one.
+  // key tile that fits in shared memory: in two buffers, else in one (one
+  // buffer of 64 keys beat two of 32 on the H200, S4096 D128 1.018 -> 0.958 ms:
+  // half the tiles' softmax reductions and more products per barrier).
   const uint32_t max_rows = std::min(v.target_rows, floor_pow2(caps.max_workgroup_invocations) / FLASH_WARP * FLASH_FRAG);
   for (uint32_t rows = max_rows; rows >= FLASH_FRAG; rows /= 2) {
     const uint32_t wg = rows / FLASH_FRAG * FLASH_WARP;
