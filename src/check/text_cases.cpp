@@ -388,6 +388,16 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash.push_back({c, "masked rows"});
   }
   {
+    // 16-key tiles: two K/V buffers in turn (the planner's own tiles take
+    // one buffer on devices whose shared memory does not hold two).
+    TextCase c = make(1, 60, 8, 2, 128, 100);
+    c.params.causal = true;
+    c.params.start_pos = {40};
+    c.tile_keys = 16;
+    set_layout(c, KvLayout::contiguous);
+    flash.push_back({c, "two K/V buffers"});
+  }
+  {
     // A negative scale: the engine scales the scores before their maximum.
     TextCase c = make(1, 24, 4, 2, 64, 50);
     c.params.causal = true;
