@@ -387,43 +387,36 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "masked rows"});
   }
+  // One causal sequence on a contiguous cache, its queries from `start`.
+  auto causal_contiguous = [](uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t kv_len, uint32_t start) {
+    TextCase c = make(1, s, h, hkv, d, kv_len);
+    c.params.causal = true;
+    c.params.start_pos = {start};
+    set_layout(c, KvLayout::contiguous);
+    return c;
+  };
   {
     // 16-key tiles: two K/V buffers in turn (the planner's own tiles take
     // one buffer on devices whose shared memory does not hold two).
-    TextCase c = make(1, 60, 8, 2, 128, 100);
-    c.params.causal = true;
-    c.params.start_pos = {40};
+    TextCase c = causal_contiguous(60, 8, 2, 128, 100, 40);
     c.tile_keys = 16;
-    set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "two K/V buffers"});
   }
   {
     // A negative scale: the engine scales the scores before their maximum.
-    TextCase c = make(1, 24, 4, 2, 64, 50);
-    c.params.causal = true;
-    c.params.start_pos = {26};
+    TextCase c = causal_contiguous(24, 4, 2, 64, 50, 26);
     c.params.scale = -0.25f;
-    set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "negative scale"});
   }
   {
     // Scores spread widely (Q 12 times larger): a row's maximum keeps rising,
     // tile after tile, by more than the engine's rescale slack.
-    TextCase c = make(1, full ? 200 : 40, 8, 2, 64, full ? 900 : 300);
-    c.params.causal = true;
-    c.params.start_pos = {full ? 700u : 260u};
+    TextCase c = causal_contiguous(full ? 200 : 40, 8, 2, 64, full ? 900 : 300, full ? 700 : 260);
     c.logit_scale = 12.0f;
-    set_layout(c, KvLayout::contiguous);
     flash.push_back({c, "rising maxima"});
   }
-  {
-    // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
-    TextCase c = make(1, 29, 4, 2, 72, 45);
-    c.params.causal = true;
-    c.params.start_pos = {16};
-    set_layout(c, KvLayout::contiguous);
-    flash.push_back({c, "D72 padded"});
-  }
+  // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
+  flash.push_back({causal_contiguous(29, 4, 2, 72, 45, 16), "D72 padded"});
   // Each case on both builds of a flash_fragments family, f16 and f32 Q in
   // turn; a row the device cannot run is left out.
   auto add_on_fragments = [&](std::initializer_list<const char*> families,

@@ -242,7 +242,7 @@ void main() {
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
   for (uint t = 0; t < n_tiles; ++t) {
-    const uint stage = KV_STAGES == 2u ? t & 1u : 0u;
+    const uint stage = t % KV_STAGES;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
     if (PREFETCH && t + 1 < n_tiles) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
 
@@ -330,7 +330,7 @@ void main() {
     if (t + 1 < n_tiles) {
       if (!PREFETCH) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
       if (KV_STAGES == 1u) barrier();  // every warp is done with the one buffer
-      put_tile(KV_STAGES == 2u ? stage ^ 1u : 0u);
+      put_tile((t + 1) % KV_STAGES);
     }
     barrier();
   }

@@ -24,9 +24,6 @@ void warp_barrier() {
   subgroupBarrier();
 }
 
-// Whether any invocation of the warp passes `v` (warp-uniform result).
-bool warp_any(bool v) { return any(notEqual(subgroupBallot(v), uvec4(0))); }
-
 // A from a row-major f16 tile.
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
 // B from a row-major f16 tile (B[k][n] at row k).

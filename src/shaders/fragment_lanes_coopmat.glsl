@@ -1,7 +1,11 @@
 // Shared by the tensor-core fragment layers (flash_fragment_coopmat.glsl,
 // stream_fragment_coopmat.glsl): values combined across the lanes that hold
-// one accumulator row or column, and the check of an accumulator's layout.
-// Include after the layer's FragC/FragS type, frag_row and frag_col.
+// one accumulator row or column, the warp's vote, and the check of an
+// accumulator's layout. Include after the layer's FragC/FragS type, frag_row
+// and frag_col (and GL_KHR_shader_subgroup_ballot).
+
+// Whether any invocation of the warp passes `v` (warp-uniform result): one ballot.
+bool warp_any(bool v) { return any(notEqual(subgroupBallot(v), uvec4(0))); }
 
 // `v` combined (the maximum, or the sum) over the lanes whose index differs
 // from this one's in the bits first, 2 first, ... below end: an xor

@@ -25,8 +25,6 @@ void warp_barrier() {
   controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
 }
 
-bool warp_any(bool v) { return any(notEqual(subgroupBallot(v), uvec4(0))); }
-
 // A from 16 staged row-major rows (a K tile: keys x 16 columns of the head dim).
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
 // A = M^T for 16 staged rows M (a V tile: A[d][key] = V[key][d]).
