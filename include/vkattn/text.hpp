@@ -95,6 +95,10 @@ struct TextTensorTypes {
   // K/V pools past one storage-buffer binding (or past 32-bit element
   // indices), read through their buffer device addresses by the kernel built that way.
   bool kv_by_address = false;
+  // Workgroup counts read from a GPU buffer (TextAttentionTensors::indirect):
+  // a split call then keeps its reduce dispatch, since the last split of a
+  // row cannot know how many the count leaves out.
+  bool indirect = false;
 };
 // The types of `tensors`, and whether `caps`'s device reads their K/V by address.
 VKATTN_API TextTensorTypes text_tensor_types(const TextAttentionTensors& tensors, const DeviceCaps& caps);

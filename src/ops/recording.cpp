@@ -48,9 +48,13 @@ void add_decoder_dispatches(Plan& plan, PlanDispatch attention, const DeviceCaps
   plan.dispatches.push_back(std::move(attention));
   if (g.splits <= 1) return;
   const uint64_t rows = uint64_t(g.batch) * g.splits * g.seq_len * g.num_heads;
-  plan.dispatches.push_back(
-      split_reduce_dispatch(caps, g.head_dim, g.out, rows, uint64_t(g.seq_len) * g.num_heads, g.batch));
+  PlanDispatch reduce =
+      split_reduce_dispatch(caps, g.head_dim, g.out, rows, uint64_t(g.seq_len) * g.num_heads, g.batch);
   plan.scratch_bytes = rows * g.head_dim * 4 + rows * 8;  // partial outputs, then (max, sum) pairs
+  if (g.last_split_combines)
+    plan.scratch_bytes += split_arrival_bytes(g.batch, g.seq_len, g.num_heads);
+  else
+    plan.dispatches.push_back(std::move(reduce));  // checked either way: the same partials must fit
 }
 
 }  // namespace vkattn::ops

@@ -55,16 +55,26 @@ inline PerSequence per_sequence(vk::RecorderImpl& rec, const std::vector<uint32_
 PlanDispatch split_reduce_dispatch(const DeviceCaps& caps, uint32_t head_dim, DType out, uint64_t rows,
                                    uint64_t groups, uint32_t batch);
 
+// Bytes of the split arrival counters (TEXT_BIND_SPLIT_ARRIVALS): one u32 per
+// query row and head, indexed by a row group's first head.
+inline uint64_t split_arrival_bytes(uint32_t batch, uint32_t seq_len, uint32_t num_heads) {
+  return uint64_t(batch) * seq_len * num_heads * 4;
+}
+
 // What the grid of a decoder attention dispatch (text, BDPA) is made of.
 struct DecoderGrid {
   uint32_t batch, seq_len, num_heads, num_kv_heads, head_dim;
   uint32_t q_pos, head_group;  // query positions and heads per workgroup
   uint32_t splits;             // > 1: partials, reduced by text_split_reduce
   DType out;
+  // With splits: the last split of each row group combines the partials
+  // (TEXT_SPLIT_LAST_COMBINES), so there is no text_split_reduce dispatch.
+  bool last_split_combines = false;
 };
 // Gives `attention` its grid (query-position blocks, KV heads x head groups,
 // batch x splits; an Error(unsupported) past the device's limits) and appends
-// it to the plan; with splits, then text_split_reduce and the partials' scratch.
+// it to the plan; with splits, then text_split_reduce (unless the last split
+// combines) and the partials' scratch.
 void add_decoder_dispatches(Plan& plan, PlanDispatch attention, const DeviceCaps& caps, const DecoderGrid& g);
 
 }  // namespace vkattn::ops

@@ -70,6 +70,11 @@ bool takes(const Family& f, const DtypeCombo& c) {
   return !on_fragments(f) || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
 }
 
+// The kernels that include text_split_combine.glsl.
+bool last_split_combines(const Family& f) {
+  return f.engine == Engine::streamed_fragments || f.engine == Engine::registers_flash;
+}
+
 std::string module_of(const Family& f) {
   if (f.engine == Engine::flash_fragments) return f.coopmat ? "flash_coopmat" : "flash_coopmat_emulated";
   if (f.engine == Engine::streamed_fragments) return f.coopmat ? "text_decode_stream" : "text_decode_stream_emulated";
@@ -96,7 +101,7 @@ const std::vector<TextVariant>& text_variants() {
           t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
                        c.kv, f.subgroup, f.shuffle, f.coopmat, on_fragments(f) && c.q == DType::f32,
                        f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
-                       f.workgroup_size, module_of(f)});
+                       f.workgroup_size, last_split_combines(f), module_of(f)});
     return t;
   }();
   return table;

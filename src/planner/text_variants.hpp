@@ -44,6 +44,9 @@ struct TextVariant {
   uint32_t max_tile_keys;    // keys staged per step, shrunk to fit shared memory
   uint32_t min_tile_keys;    // below this the variant is not worth running
   uint32_t workgroup_size;
+  // Split calls: the kernel's last split of a row combines the partials
+  // (text_split_combine.glsl) instead of a text_split_reduce dispatch.
+  bool last_split_combines;
   std::string module;        // embedded SPIR-V module
   // The same kernel reading K/V through buffer device addresses (pools past
   // one storage-buffer binding; src/shaders/text.shaders.cmake).

@@ -15,7 +15,7 @@
 #define TEXT_SC_KV_TYPE 6
 #define TEXT_SC_O_TYPE 7
 #define TEXT_SC_LAYOUT 8         // TEXT_LAYOUT_*
-#define TEXT_SC_SPLIT 9          // 1: write un-normalised partials for text_split_reduce
+#define TEXT_SC_SPLIT 9          // TEXT_SPLIT_*: whether and how the KV range is split across workgroups
 #define TEXT_SC_ACC_CHUNKS 10    // vec4 accumulators per invocation = ceil(rows*D/4 / WG)
 #define TEXT_SC_SUBGROUP_SIZE 11  // text_decode_online/_flash: lanes per subgroup (the required size)
 #define TEXT_SC_KEY_LANES 12      // text_decode_flash: lanes sharing one key row (a power of two <= subgroup size)
@@ -34,6 +34,14 @@
 #define TEXT_ONLINE_LANE_PART_FLOATS(heads, kb, wg) ((heads) * (kb) * (wg))
 #define TEXT_ONLINE_SHARED_BYTES(nsg, heads, d, kb, wg, lane_tree) \
   (TEXT_FLASH_SHARED_BYTES(nsg, heads, d) + ((lane_tree) ? 4 * TEXT_ONLINE_LANE_PART_FLOATS(heads, kb, wg) : 0))
+
+// TEXT_SC_SPLIT: one workgroup per row sees every key; or each split writes
+// un-normalised partials that text_split_reduce.comp combines; or the last
+// split of each row to finish combines them (text_split_combine.glsl), which
+// saves the reduce dispatch and its barrier.
+#define TEXT_SPLIT_NONE 0
+#define TEXT_SPLIT_PARTIALS 1
+#define TEXT_SPLIT_LAST_COMBINES 2
 
 #define TEXT_LAYOUT_CONTIGUOUS 0
 #define TEXT_LAYOUT_RING 1
@@ -63,7 +71,8 @@
 #define TEXT_BIND_HOT_K 12      // TEXT_LAYOUT_TIERED: f16 [B, hot_window, Hkv, D]
 #define TEXT_BIND_HOT_V 13
 #define TEXT_BIND_KV_ADDRESS 14  // KV_BY_ADDRESS modules: u32 [4], the device addresses of K and V (lo, hi)
-#define TEXT_BINDINGS 15
+#define TEXT_BIND_SPLIT_ARRIVALS 15  // TEXT_SPLIT_LAST_COMBINES: u32 [B, S, H], splits finished per row group; zero between calls
+#define TEXT_BINDINGS 16
 
 // Shaders of other ops that share the dtype and layout codes (kv_append.comp)
 // define TEXT_CODES_ONLY: they declare push constants of their own.

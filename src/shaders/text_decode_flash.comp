@@ -14,7 +14,8 @@
 //   step 3: online softmax update per head (running max m, sum l, rescaled acc).
 // Then key groups merge: first inside a subgroup (shuffles), then across
 // subgroups (shared memory), and the result is written, or, with SPLIT, left
-// as a partial (m, l, acc) for text_split_reduce.comp.
+// as a partial (m, l, acc) for text_split_reduce.comp or for the row's last
+// split to combine (text_split_combine.glsl).
 //
 // With SPLIT the visible key range is cut into num_splits chunks of whole
 // steps at run time, so a recording sized for a long cache replays correctly
@@ -54,8 +55,9 @@ layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint 
 layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
 layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
-layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
-layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+// Written by every split; read back by the last one (text_split_combine.glsl).
+layout(std430, binding = TEXT_BIND_PARTIAL_O) coherent buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) coherent buffer PartialML { vec2 partial_ml[]; };
 #include "kv_quant.glsl"
 
 const uint EPW = KV_TYPE == DTYPE_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
@@ -73,6 +75,7 @@ shared vec2 merge_ml[NSG * HEAD_GROUP];
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
+#include "text_split_combine.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
 void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
@@ -260,4 +263,5 @@ void main() {
     }
     text_write_row(b, split, qi, head0 + g, ci, o, mm, ll);
   }
+  text_split_combine(b, qi, head0, HEAD_GROUP);
 }

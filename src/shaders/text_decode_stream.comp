@@ -25,7 +25,8 @@
 //   P^T rounded to f16; O^T = O^T diag(alpha) + V^T P^T.
 // At the end the warps merge through shared memory and the workgroup writes
 // the heads' rows, or with SPLIT un-normalised partials for
-// text_split_reduce.comp.
+// text_split_reduce.comp, or for the row's last split to combine
+// (text_split_combine.glsl).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef KV_BY_ADDRESS
@@ -55,8 +56,9 @@ layout(std430, binding = TEXT_BIND_PAGE_TABLE) readonly buffer PageTable { uint 
 layout(std430, binding = TEXT_BIND_KV_LEN) readonly buffer KvLen { uint kv_len_buf[]; };
 layout(std430, binding = TEXT_BIND_START_POS) readonly buffer StartPos { uint start_pos_buf[]; };
 layout(std430, binding = TEXT_BIND_KV_START) readonly buffer KvStart { uint kv_start_buf[]; };
-layout(std430, binding = TEXT_BIND_PARTIAL_O) writeonly buffer PartialO { vec4 partial_o[]; };
-layout(std430, binding = TEXT_BIND_PARTIAL_ML) writeonly buffer PartialML { vec2 partial_ml[]; };
+// Written by every split; read back by the last one (text_split_combine.glsl).
+layout(std430, binding = TEXT_BIND_PARTIAL_O) coherent buffer PartialO { vec4 partial_o[]; };
+layout(std430, binding = TEXT_BIND_PARTIAL_ML) coherent buffer PartialML { vec2 partial_ml[]; };
 
 const uint NW = WG / FLASH_WARP;
 const uint D8 = D / 8;          // words of a K/V/Q row
@@ -77,6 +79,7 @@ shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
+#include "text_split_combine.glsl"
 #ifdef STREAM_EMULATED
 #include "stream_fragment_emulated.glsl"
 #else
@@ -193,6 +196,11 @@ void main() {
   const uint t_stop = t_first + min(split * per_split + per_split, n_tiles);
   const uint rounds = (t_stop - t_begin + NW - 1u) / NW;
 
+  // The warp's first tile is in flight while Q loads (two round trips to
+  // memory overlapped, not one after the other: short decodes are latency).
+  uint t = t_begin + warp;
+  fetch_tile(b, kvh, t, t < t_stop);
+
   // Q^T: the heads' rows as f16 (f32 Q rounded once), heads past HEAD_GROUP zero.
   for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
     const uint h = i / D8, w = i % D8;
@@ -214,8 +222,6 @@ void main() {
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
 
-  uint t = t_begin + warp;
-  fetch_tile(b, kvh, t, t < t_stop);
   put_tile(k_stage, v_stage);
   for (uint round = 0; round < rounds; ++round, t += NW) {
     const bool have = t < t_stop;
@@ -293,4 +299,5 @@ void main() {
     }
     text_write_row(b, split, 0u, head0 + h, ci, o, mm * LN2, ll);
   }
+  text_split_combine(b, 0u, head0, HEAD_GROUP);
 }

@@ -50,6 +50,7 @@ RecorderImpl::~RecorderImpl() {
   }
   for (auto p : pools_) rt_.vk().vkDestroyDescriptorPool(d, p, nullptr);
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
+  release_zeroed();
   if (queries_) rt_.vk().vkDestroyQueryPool(d, queries_, nullptr);
   if (fence_) rt_.vk().vkDestroyFence(d, fence_, nullptr);
   if (command_pool_) rt_.vk().vkDestroyCommandPool(d, command_pool_, nullptr);  // frees cb_
@@ -190,6 +191,19 @@ BufferRef RecorderImpl::scratch(VkDeviceSize bytes) {
   return {scratch_.back()->buffer(), 0, bytes, Access::read_write};
 }
 
+BufferRef RecorderImpl::zeroed_scratch(VkDeviceSize bytes) {
+  zeroed_.push_back(rt_.acquire_zeroed(bytes));
+  return {zeroed_.back()->buffer(), 0, bytes, Access::read_write};
+}
+
+void RecorderImpl::release_zeroed() {
+  // After a device loss a replay may have stopped half way: its words are
+  // not known to be zero, and the runtime takes no more work anyway.
+  if (!rt_.lost())
+    for (auto& a : zeroed_) rt_.release_zeroed(std::move(a));
+  zeroed_.clear();
+}
+
 void RecorderImpl::update(const BufferRef& dst, std::span<const std::byte> bytes) {
   if (bytes.size() % 4 || bytes.size() > 65536)
     throw Error(ErrorKind::invalid_argument,
@@ -267,6 +281,7 @@ void RecorderImpl::reset() {
   pools_.clear();
   for (auto& a : scratch_) rt_.release_scratch(std::move(a));
   scratch_.clear();
+  release_zeroed();
   retained_.clear();
   sets_in_last_pool_ = 0;
   next_query_ = 0;

@@ -56,6 +56,9 @@ class RecorderImpl {
 
   // Device scratch that lives until reset() (reused across recordings).
   BufferRef scratch(VkDeviceSize bytes);
+  // Device scratch that is zero when handed out and that the recorded
+  // commands must leave zero at the end of every replay (Runtime::acquire_zeroed).
+  BufferRef zeroed_scratch(VkDeviceSize bytes);
   // Writes small host data into a buffer from the command buffer itself
   // (vkCmdUpdateBuffer: no host round trip, at most 65536 bytes).
   void update(const BufferRef& dst, std::span<const std::byte> bytes);
@@ -76,6 +79,7 @@ class RecorderImpl {
 
  private:
   void ensure_recording();
+  void release_zeroed();
   // Inserts a barrier when `buffers` touch memory an earlier command wrote,
   // or write memory an earlier command still reads.
   void order_against(std::span<const BufferRef> buffers, bool indirect_args = false);
@@ -99,6 +103,7 @@ class RecorderImpl {
   bool queries_reset_ = false;
   std::set<VkBuffer> written_, read_;
   std::vector<std::shared_ptr<Allocation>> scratch_;
+  std::vector<std::shared_ptr<Allocation>> zeroed_;
   std::vector<std::shared_ptr<Allocation>> retained_;
   bool first_command_ = true;
   uint32_t dispatches_ = 0;

@@ -187,6 +187,7 @@ Runtime::~Runtime() {
   staging_.reset();
   placeholder_.reset();
   free_scratch_.clear();
+  free_zeroed_.clear();
   if (one_shot_fence_) vk_->vkDestroyFence(device_, one_shot_fence_, nullptr);
   if (command_pool_) vk_->vkDestroyCommandPool(device_, command_pool_, nullptr);
   if (owns_device_) vk_->vkDestroyDevice(device_, nullptr);
@@ -245,23 +246,37 @@ std::shared_ptr<Allocation> Runtime::allocate(VkDeviceSize bytes, bool host_visi
   return std::make_shared<Allocation>(*vk_, device_, memory_props_, bytes, host_visible, caps_.buffer_device_address);
 }
 
+std::shared_ptr<Allocation> Runtime::take_pooled(Pool& pool, VkDeviceSize bytes) {
+  // The smallest free allocation that holds `bytes`, unless it is more than twice as big.
+  std::lock_guard lock(scratch_mutex_);
+  auto it = pool.lower_bound(bytes);
+  if (it == pool.end() || it->first > bytes * 2) return nullptr;
+  auto a = std::move(it->second);
+  pool.erase(it);
+  return a;
+}
+
+void Runtime::give_pooled(Pool& pool, std::shared_ptr<Allocation> a) {
+  std::lock_guard lock(scratch_mutex_);
+  pool.emplace(a->bytes(), std::move(a));
+}
+
 std::shared_ptr<Allocation> Runtime::acquire_scratch(VkDeviceSize bytes) {
-  {
-    std::lock_guard lock(scratch_mutex_);
-    auto it = free_scratch_.lower_bound(bytes);
-    if (it != free_scratch_.end() && it->first <= bytes * 2) {
-      auto a = std::move(it->second);
-      free_scratch_.erase(it);
-      return a;
-    }
-  }
+  if (auto a = take_pooled(free_scratch_, bytes)) return a;
   return allocate(bytes, false);
 }
 
-void Runtime::release_scratch(std::shared_ptr<Allocation> a) {
-  std::lock_guard lock(scratch_mutex_);
-  free_scratch_.emplace(a->bytes(), std::move(a));
+void Runtime::release_scratch(std::shared_ptr<Allocation> a) { give_pooled(free_scratch_, std::move(a)); }
+
+std::shared_ptr<Allocation> Runtime::acquire_zeroed(VkDeviceSize bytes) {
+  if (auto a = take_pooled(free_zeroed_, bytes)) return a;
+  auto a = allocate(bytes, false);
+  std::lock_guard lock(transfer_mutex_);
+  run_once([&](VkCommandBuffer cb) { vk_->vkCmdFillBuffer(cb, a->buffer(), 0, VK_WHOLE_SIZE, 0); });
+  return a;
 }
+
+void Runtime::release_zeroed(std::shared_ptr<Allocation> a) { give_pooled(free_zeroed_, std::move(a)); }
 
 VkBuffer Runtime::placeholder_buffer() {
   std::call_once(placeholder_once_, [&] {

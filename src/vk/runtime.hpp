@@ -58,6 +58,12 @@ class Runtime {
   // Device scratch reused across calls: recorders take it and give it back on reset.
   std::shared_ptr<Allocation> acquire_scratch(VkDeviceSize bytes);
   void release_scratch(std::shared_ptr<Allocation> a);
+  // Device words that start zeroed and that every kernel using them leaves
+  // zeroed (the split arrival counters of text_split_combine.glsl), so no
+  // recording has to clear them on each replay: recorders take them and give
+  // them back on reset, still zero.
+  std::shared_ptr<Allocation> acquire_zeroed(VkDeviceSize bytes);
+  void release_zeroed(std::shared_ptr<Allocation> a);
   // A small zeroed buffer bound where a kernel's optional input is absent.
   VkBuffer placeholder_buffer();
   // The device address of a buffer (needs caps().buffer_device_address).
@@ -109,7 +115,11 @@ class Runtime {
   std::shared_ptr<Allocation> staging_;  // grown on demand, reused across copies
   std::unique_ptr<PipelineCache> pipelines_;
   std::mutex scratch_mutex_;
-  std::multimap<VkDeviceSize, std::shared_ptr<Allocation>> free_scratch_;
+  using Pool = std::multimap<VkDeviceSize, std::shared_ptr<Allocation>>;
+  std::shared_ptr<Allocation> take_pooled(Pool& pool, VkDeviceSize bytes);
+  void give_pooled(Pool& pool, std::shared_ptr<Allocation> a);
+  Pool free_scratch_;
+  Pool free_zeroed_;
   std::shared_ptr<Allocation> placeholder_;
   std::atomic<bool> lost_{false};
   uint64_t fence_timeout_ns_ = 120'000'000'000ull;

@@ -55,7 +55,10 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
                             const TextAttentionParams& p, const TextAttentionTensors& t) {
   const Plan& plan = cached.plan;
   const uint32_t splits = plan.geometry.splits;
-  const bool split = plan.dispatches.size() == 2;  // attention, then text_split_reduce
+  // Partials of splits, then text_split_reduce or the last split to combine them.
+  const uint32_t split_mode = plan.dispatches[0].spec_constants[TEXT_SC_SPLIT];
+  const bool split = split_mode != TEXT_SPLIT_NONE;
+  const bool reduce = plan.dispatches.size() == 2;
   // The plan's module reads K/V through device addresses exactly when these tensors need it (text_tensor_types).
   const bool by_address = text::kv_by_address(t, rt.caps());
 
@@ -113,12 +116,14 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   push.softcap = p.softcap;
   push.num_splits = splits;
   // Written only by split calls; every module declares them writable.
-  vk::BufferRef partial_o = ops::unwritten_output(rec), partial_ml = partial_o;
+  vk::BufferRef partial_o = ops::unwritten_output(rec), partial_ml = partial_o, arrivals = partial_o;
   if (split) {
     const uint64_t rows = uint64_t(p.batch) * splits * p.seq_len * p.num_heads;
     partial_o = rec.scratch(rows * p.head_dim * 4);
     partial_ml = rec.scratch(rows * 8);
   }
+  if (split_mode == TEXT_SPLIT_LAST_COMBINES)
+    arrivals = rec.zeroed_scratch(ops::split_arrival_bytes(p.batch, p.seq_len, p.num_heads));
   const vk::BufferRef unused{placeholder, 0, 64, vk::Access::read};
   std::array<vk::BufferRef, TEXT_BINDINGS> buffers;
   buffers.fill(unused);  // bindings this call's layout and dtypes do not read
@@ -127,7 +132,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   buffers[TEXT_BIND_V] = vk::ref(t.v, vk::Access::read);
   buffers[TEXT_BIND_K].by_address = buffers[TEXT_BIND_V].by_address = by_address;
   buffers[TEXT_BIND_KV_ADDRESS] = kv_addresses;
-  buffers[TEXT_BIND_O] = vk::ref(t.out, split ? vk::Access::read : vk::Access::write);
+  buffers[TEXT_BIND_O] = vk::ref(t.out, reduce ? vk::Access::read : vk::Access::write);
   if (paged) buffers[TEXT_BIND_PAGE_TABLE] = vk::ref(t.page_table, vk::Access::read);
   if (tiered) {
     buffers[TEXT_BIND_HOT_K] = vk::ref(t.hot_k, vk::Access::read);
@@ -140,8 +145,11 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
     buffers[TEXT_BIND_K_SCALE] = vk::ref(t.k_scale, vk::Access::read);
     buffers[TEXT_BIND_V_SCALE] = vk::ref(t.v_scale, vk::Access::read);
   }
-  buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::write};
-  buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::write};
+  // The last split reads the partials back.
+  const vk::Access partials = split_mode == TEXT_SPLIT_LAST_COMBINES ? vk::Access::read_write : vk::Access::write;
+  buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, partials};
+  buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, partials};
+  buffers[TEXT_BIND_SPLIT_ARRIVALS] = arrivals;
 
   const auto push_bytes = std::as_bytes(std::span(&push, 1));
   const vk::Pipeline& pipeline = *cached.pipelines[0];
@@ -153,7 +161,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
     rec.dispatch(pipeline, buffers, push_bytes, info.workgroups[0], info.workgroups[1], info.workgroups[2]);
   }
 
-  if (split) {
+  if (reduce) {
     buffers[TEXT_BIND_O] = vk::ref(t.out, vk::Access::write);
     buffers[TEXT_BIND_PARTIAL_O] = {partial_o.buffer, partial_o.offset, partial_o.range, vk::Access::read};
     buffers[TEXT_BIND_PARTIAL_ML] = {partial_ml.buffer, partial_ml.offset, partial_ml.range, vk::Access::read};

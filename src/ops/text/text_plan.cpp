@@ -31,6 +31,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
 
   // One split needs no reduce: the kernel normalises and writes the output itself.
   const bool split = tp.variant->kind == planner::Kind::split && g.splits > 1;
+  const bool last_combines = split && tp.variant->last_split_combines && !types.indirect;
   PlanDispatch attention;
   // A pool past one binding is read through device addresses, by the same kernel built that way.
   attention.module = types.kv_by_address ? tp.variant->module_by_address() : tp.variant->module;
@@ -49,7 +50,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_KV_TYPE] = dtype_code(types.kv);
   spec[TEXT_SC_O_TYPE] = dtype_code(types.out);
   spec[TEXT_SC_LAYOUT] = text::layout_code(p.layout);
-  spec[TEXT_SC_SPLIT] = split ? 1 : 0;
+  spec[TEXT_SC_SPLIT] = !split ? TEXT_SPLIT_NONE : last_combines ? TEXT_SPLIT_LAST_COMBINES : TEXT_SPLIT_PARTIALS;
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
@@ -57,7 +58,8 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_KV_STAGES] = g.kv_stages;
   ops::add_decoder_dispatches(plan, std::move(attention), caps,
                               {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, g.q_pos, g.head_group,
-                               split ? g.splits : 1, types.out});
+                               split ? g.splits : 1, types.out, last_combines});
+  if (last_combines) plan.reason += "; the last split of each row combines the partials (no reduce dispatch)";
   return plan;
 }
 
@@ -76,14 +78,15 @@ planner::PlanKey plan_key(uint64_t device, const TextAttentionParams& p, const T
                            {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim,
                             planner::split_length_bucket(longest), planner::ceil_pow2(longest), uint32_t(p.layout),
                             uint32_t(p.slot_layout()), uint32_t(types.q), uint32_t(types.kv), uint32_t(types.out),
-                            text::is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address)},
+                            text::is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address),
+                            uint32_t(types.indirect)},
                            options);
 }
 
 }  // namespace
 
 TextTensorTypes text_tensor_types(const TextAttentionTensors& t, const DeviceCaps& caps) {
-  return {t.q.dtype(), t.k.dtype(), t.out.dtype(), t.kv_len.valid(), text::kv_by_address(t, caps)};
+  return {t.q.dtype(), t.k.dtype(), t.out.dtype(), t.kv_len.valid(), text::kv_by_address(t, caps), t.indirect.valid()};
 }
 
 Plan plan_text(const DeviceCaps& caps, const TextAttentionParams& p, const TextTensorTypes& types,
