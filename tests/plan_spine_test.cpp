@@ -80,16 +80,27 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   EXPECT_EQ(p.dispatches[0].grid[2], p.geometry.splits);
   EXPECT_GE(p.geometry.splits, 2u);
   EXPECT_FALSE(p.candidates.empty());
-  // The last split of each row combines the partials: one dispatch, the counters in the scratch.
+  // 64 splits: partials, then the reduce dispatch.
+  ASSERT_EQ(p.geometry.splits, 64u);
+  ASSERT_EQ(p.dispatches.size(), 2u);
+  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
+  EXPECT_EQ(p.dispatches[1].module, "text_split_reduce");
+}
+
+// Up to 16 splits the last split of each row combines the partials: one
+// dispatch, the arrival counters in the scratch; past 16, or with indirect
+// dispatch (the count may leave splits out), the reduce dispatch stays.
+TEST(PlanSpine, TheLastSplitCombinesAFewSplits) {
+  const Plan p = plan_text(h200(), decode_params(1024), kF16Kv, rules_only());
+  ASSERT_EQ(p.geometry.splits, 16u);
   ASSERT_EQ(p.dispatches.size(), 1u);
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_LAST_COMBINES));
   const uint64_t rows = uint64_t(p.geometry.splits) * 32;
   EXPECT_EQ(p.scratch_bytes, rows * 128 * 4 + rows * 8 + 32 * 4);
   EXPECT_THAT(p.reason, HasSubstr("the last split of each row combines the partials"));
-  // With indirect dispatch the count may leave splits out: the reduce stays.
   TextTensorTypes indirect = kF16Kv;
   indirect.indirect = true;
-  const Plan reduced = plan_text(h200(), decode_params(), indirect, rules_only());
+  const Plan reduced = plan_text(h200(), decode_params(1024), indirect, rules_only());
   ASSERT_EQ(reduced.dispatches.size(), 2u);
   EXPECT_EQ(reduced.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
   EXPECT_EQ(reduced.dispatches[1].module, "text_split_reduce");
