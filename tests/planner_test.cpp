@@ -25,6 +25,7 @@
 #include <string>
 
 #include "planner/fragment_geometry.hpp"
+#include "shaders/stream_interface.h"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
 #include "vkattn/caps.hpp"
@@ -230,17 +231,27 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 2u);
   EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 16u);  // a tile a warp
-  // MQA takes 8 heads per workgroup; MHA, D256 and D72 stay on decode_flash.
+  // MQA takes 8 heads per workgroup; MHA and D72 stay on decode_flash.
   EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 1, 64, 8192, DType::f16, DType::f16)).geometry.head_group, 8u);
   auto mha = plan_text(nvidia(), decode(8, 32, 32, 128, 4096, DType::f16, DType::f16));
   EXPECT_EQ(mha.variant->name, "decode_flash_f16");
   EXPECT_TRUE(candidate(mha, "decode_stream_coopmat_f16").eligible);
-  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
-                      "decode_stream_coopmat_f16").why,
-            "needs head_dim <= 128, got 256");
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 72, 4096, DType::f16, DType::f16)),
                       "decode_stream_coopmat_f16").why,
             "needs head_dim a multiple of 16, got 72");
+  // Past 128 columns two warps share each tile (half of the head dim each):
+  // 4 warps are 2 tile walkers, so twice the splits of one wave at D128.
+  auto d256 = plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(d256.variant->name, "decode_stream_coopmat_f16");
+  EXPECT_EQ(d256.geometry.workgroup_size, 128u);
+  EXPECT_EQ(d256.geometry.shared_bytes, uint32_t(STREAM_SHARED_BYTES(4, 256)));
+  EXPECT_LE(d256.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 144, 4096, DType::f16, DType::f16)),
+                      "decode_stream_coopmat_f16").why,
+            "needs head_dim a multiple of 32, got 144");
+  EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 288, 4096, DType::f16, DType::f16)),
+                      "decode_stream_coopmat_f16").why,
+            "needs head_dim <= 256, got 288");
   // f32 Q rounds to f16 only with permission; bf16 K/V has no such row.
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16)).variant->name,
             "decode_flash_f16kv");

@@ -473,6 +473,15 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     c.params.start_pos = {L - 1, 16, 0};
     flash_decode.push_back({from_gpu_buffers(c), "gqa4 batch gpu-lens indirect paged"});
   }
+  for (uint32_t d : {160u, 256u}) {
+    // Past 128 columns two warps of decode_stream share each tile, each with
+    // half of the head dim (the flash_coopmat rows take neither head dim).
+    TextCase c = make(2, 1, 8, 2, d, full ? 3000 : 300);
+    c.params.kv_len = {c.params.kv_len[0], 77};
+    c.params.start_pos = {c.params.kv_len[0] - 1, 76};
+    set_layout(c, d == 160 ? KvLayout::ring : KvLayout::paged);
+    flash_decode.push_back({c, fmt::format("gqa4 D{} batch {}", d, d == 160 ? "ring" : "paged")});
+  }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
 

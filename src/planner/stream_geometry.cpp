@@ -22,15 +22,17 @@ namespace {
 // still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms against
 // 2 splits 0.0219.
 constexpr uint32_t kWarpsPerComputeUnit = 4;
-constexpr uint32_t kMinTilesPerWarp = 1;
+constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
 
 }  // namespace
 
 GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s) {
   auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
-  if (s.head_dim % FLASH_FRAG != 0)
-    return no(fmt::format("needs head_dim a multiple of {}, got {}", FLASH_FRAG, s.head_dim));
+  // Past STREAM_MAX_WARP_DIM two warps share each tile, each with half of the head dim.
+  const uint32_t dim_split = STREAM_DIM_SPLIT(s.head_dim);
+  if (s.head_dim % (FLASH_FRAG * dim_split) != 0)
+    return no(fmt::format("needs head_dim a multiple of {}, got {}", FLASH_FRAG * dim_split, s.head_dim));
   TextGeometry g;
   if (v.needs_cooperative_matrix) {
     if (std::string missing = tensor_core_fragments_missing(caps); !missing.empty()) return no(std::move(missing));
@@ -45,9 +47,12 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   if (g.workgroup_size == 0)
     return no(fmt::format("needs workgroups of at least {} invocations, device has {}", FLASH_WARP,
                           caps.max_workgroup_invocations));
-  // Fewer warps where the staging areas do not fit.
+  // Fewer warps where the staging areas do not fit, but whole tile walkers.
   uint32_t warps = g.workgroup_size / FLASH_WARP;
-  while (warps > 1 && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes) warps /= 2;
+  while (warps > dim_split && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes) warps /= 2;
+  if (warps < dim_split)
+    return no(fmt::format("needs workgroups of at least {} invocations at head_dim {}, device has {}",
+                          dim_split * FLASH_WARP, s.head_dim, caps.max_workgroup_invocations));
   g.workgroup_size = warps * FLASH_WARP;
   g.shared_bytes = STREAM_SHARED_BYTES(warps, s.head_dim);
   if (g.shared_bytes > caps.max_shared_memory_bytes)
@@ -59,7 +64,8 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.tile_keys = STREAM_KEYS;
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   g.splits = device_filling_splits(caps, s, per_split,
-                                   {std::max(1u, kWarpsPerComputeUnit / warps), warps * kMinTilesPerWarp * STREAM_KEYS,
+                                   {std::max(1u, kWarpsPerComputeUnit / warps),
+                                    warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
                                     kKeysPerSplitUnknownDevice, true});
   return {g, ""};
 }

@@ -11,15 +11,27 @@
 #define STREAM_KEYS 16
 // Query heads per workgroup at most: the 8 columns of S^T and of O^T.
 #define STREAM_HEADS 8
-// A staged row (Q, or a K/V row of a tile that cannot be read in place): the
-// head dim in 8-element words, padded by one word against bank conflicts.
+// Past 128 columns of the head dim a warp's fragments (O^T, Q^T and the next
+// tile's words in flight) would pass 255 registers, so two warps share each
+// tile, each with half of the head dim: they exchange their halves of the
+// scores S^T and run the same softmax. The head dim must be a multiple of 16
+// per warp.
+#define STREAM_MAX_WARP_DIM 128
+#define STREAM_DIM_SPLIT(d) ((d) > STREAM_MAX_WARP_DIM ? 2 : 1)
+// A staged row (Q, or a K/V row of a tile that cannot be read in place): `d`
+// columns in 8-element words, padded by one word against bank conflicts.
 #define STREAM_ROW_WORDS(d) ((d) / 8 + 1)
-// Per warp: its staged K and V tile, then 32 words of scratch (P^T on its way
-// to the B operand, the emulated layer's column exchange).
+// Per warp: its staged K and V tile (its columns of the head dim), then 32
+// words of scratch (P^T on its way to the B operand, the emulated layer's
+// column exchange).
 #define STREAM_SCRATCH_WORDS 32
-#define STREAM_WARP_WORDS(d) (2 * STREAM_KEYS * STREAM_ROW_WORDS(d) + STREAM_SCRATCH_WORDS)
-// The workgroup: Q^T's rows, then each warp's words.
-#define STREAM_SHARED_WORDS(warps, d) (STREAM_HEADS * STREAM_ROW_WORDS(d) + (warps) * STREAM_WARP_WORDS(d))
+#define STREAM_WARP_WORDS(d) (2 * STREAM_KEYS * STREAM_ROW_WORDS((d) / STREAM_DIM_SPLIT(d)) + STREAM_SCRATCH_WORDS)
+// Warps sharing tiles swap their halves of S^T: a word per lane and warp, in
+// two slots used by turns.
+#define STREAM_EXCHANGE_WORDS(warps, d) (STREAM_DIM_SPLIT(d) > 1 ? 2 * (warps) * FLASH_WARP : 0)
+// The workgroup: Q^T's rows (the whole head dim), each warp's words, then the exchange.
+#define STREAM_SHARED_WORDS(warps, d) \
+  (STREAM_HEADS * STREAM_ROW_WORDS(d) + (warps) * STREAM_WARP_WORDS(d) + STREAM_EXCHANGE_WORDS(warps, d))
 // Plus each warp's running max and sum per head for the final merge (vec2s).
 #define STREAM_SHARED_BYTES(warps, d) (STREAM_SHARED_WORDS(warps, d) * FLASH_WORD_BYTES + (warps) * STREAM_HEADS * 8)
 

@@ -11,7 +11,10 @@
 // A workgroup of NW warps owns one split of one (sequence, KV head, head
 // group); the split's 16-key tiles (aligned on absolute key positions) go to
 // its warps in turn, and the warps never wait for one another until the
-// merge. A warp keeps the next tile's K/V words in flight in registers (16-byte
+// merge. Past 128 columns of the head dim two warps share each tile, each
+// with half of the columns (STREAM_DIM_SPLIT): they add their halves of S^T
+// through shared memory, the one point where they wait for each other, and
+// each accumulates its half of O^T. A warp keeps the next tile's K/V words in flight in registers (16-byte
 // loads, issued before the matrix work on the current tile) and stages them
 // into its own shared rows after it, from which the fragments load (V
 // transposed, which a load from memory could not do at full width). Keys it
@@ -38,7 +41,7 @@
 #include "stream_interface.h"
 #include "text_common.glsl"
 
-layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16
+layout(constant_id = TEXT_SC_HEAD_DIM) const uint D = 128;  // a multiple of 16 per warp sharing a tile
 layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;  // at most STREAM_HEADS
 layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f32 or f16
@@ -61,20 +64,27 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) coherent buffer PartialO { vec4 pa
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) coherent buffer PartialML { vec2 partial_ml[]; };
 
 const uint NW = WG / FLASH_WARP;
-const uint D8 = D / 8;          // words of a K/V/Q row
-const uint D4 = D / 4;          // vec4s of an output row
-const uint D16 = D / FLASH_FRAG;  // fragments across the head dim
-const uint ROW_WORDS = STREAM_ROW_WORDS(D);
+const uint DS = STREAM_DIM_SPLIT(D);  // warps sharing each tile
+const uint NT = NW / DS;              // tile walkers: groups of DS warps
+const uint DW = D / DS;               // a warp's columns of the head dim
+const uint D8 = D / 8;                // words of a Q row
+const uint DW8 = DW / 8;              // words of a warp's part of a K/V row
+const uint D4 = D / 4;                // vec4s of an output row
+const uint DW4 = DW / 4;
+const uint DW16 = DW / FLASH_FRAG;    // fragments across a warp's columns
+const uint ROW_WORDS = STREAM_ROW_WORDS(D);        // of a staged Q row
+const uint STAGE_ROW_WORDS = STREAM_ROW_WORDS(DW);  // of a staged K/V row part
 const uint WARP_WORDS = STREAM_WARP_WORDS(D);
 const uint Q_BASE = 0;
 const uint WARPS_BASE = STREAM_HEADS * ROW_WORDS;
-const uint STAGE_CHUNKS = STREAM_KEYS * D8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
+const uint EXCHANGE_BASE = WARPS_BASE + NW * WARP_WORDS;
+const uint STAGE_CHUNKS = STREAM_KEYS * DW8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
 const float NEG_INF = -1.0 / 0.0;
 const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
 const float LN2 = 0.6931471805599453;
 
 shared uvec4 tile_pool[STREAM_SHARED_WORDS(NW, D)];
-shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log2 units) and sum
+shared vec2 merge_ml[NT * STREAM_HEADS];  // per walker and head: running max (log2 units) and sum
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
@@ -86,13 +96,15 @@ shared vec2 merge_ml[NW * STREAM_HEADS];  // per warp and head: running max (log
 #include "stream_fragment_coopmat.glsl"
 #endif
 
-// The K and V words of the warp's next tile, in flight in registers while it
-// works on the staged one.
+// The K and V words of the warp's next tile (its columns), in flight in
+// registers while it works on the staged one.
 uvec4 k_next[STAGE_CHUNKS];
 uvec4 v_next[STAGE_CHUNKS];
 // Whether the fetched (next_run) and the staged (staged_run) tile is one run
 // of visible rows (tile_one_run): then no key of it needs a mask.
 bool next_run = false, staged_run = false;
+// Which of the DS parts of the head dim this warp holds: its first word of a row.
+uint part_word = 0u;
 
 // The visible keys of this workgroup's query, as absolute positions [lo, hi).
 uint vis_lo, vis_hi;
@@ -135,7 +147,7 @@ void fetch_tile(uint b, uint kvh, uint t, bool have) {
   const uint k_stride = pc.k_strides[1] / 8u, v_stride = pc.v_strides[1] / 8u;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
-    const uint r = i / D8, w = i % D8;
+    const uint r = i / DW8, w = part_word + i % DW8;
     if (run) {
       k_next[a] = k_words4[k_word + r * k_stride + w];
       v_next[a] = v_words4[v_word + r * v_stride + w];
@@ -157,7 +169,7 @@ void put_tile(uint k_stage, uint v_stage) {
   warp_barrier();
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
-    const uint at = (i / D8) * ROW_WORDS + i % D8;
+    const uint at = (i / DW8) * STAGE_ROW_WORDS + i % DW8;
     tile_pool[k_stage + at] = k_next[a];
     tile_pool[v_stage + at] = v_next[a];
   }
@@ -168,6 +180,8 @@ void put_tile(uint k_stage, uint v_stage) {
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
+  const uint walker = warp / DS, part = warp % DS;
+  part_word = part * DW8;
   const uint gqa = pc.num_heads / pc.num_kv_heads;
   const uint groups_per_kv = gqa / HEAD_GROUP;
   const uint kvh = gl_WorkGroupID.y / groups_per_kv;
@@ -194,11 +208,11 @@ void main() {
   const uint per_split = n_tiles / pc.num_splits + (n_tiles % pc.num_splits != 0u ? 1u : 0u);
   const uint t_begin = t_first + min(split * per_split, n_tiles);
   const uint t_stop = t_first + min(split * per_split + per_split, n_tiles);
-  const uint rounds = (t_stop - t_begin + NW - 1u) / NW;
+  const uint rounds = (t_stop - t_begin + NT - 1u) / NT;
 
   // The warp's first tile is in flight while Q loads (two round trips to
   // memory overlapped, not one after the other: short decodes are latency).
-  uint t = t_begin + warp;
+  uint t = t_begin + walker;
   fetch_tile(b, kvh, t, t < t_stop);
 
   // Q^T: the heads' rows as f16 (f32 Q rounded once), heads past HEAD_GROUP zero.
@@ -209,13 +223,14 @@ void main() {
     tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
   }
   barrier();
-  FragB q_frag[D16];
-  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_load_bt(q_frag[c], Q_BASE + 2u * c, ROW_WORDS);
+  FragB q_frag[DW16];
+  FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_load_bt(q_frag[c], Q_BASE + part_word + 2u * c, ROW_WORDS);
 
   const uint base = WARPS_BASE + warp * WARP_WORDS;
-  const uint k_stage = base, v_stage = base + STREAM_KEYS * ROW_WORDS, scratch = base + 2u * STREAM_KEYS * ROW_WORDS;
-  FragS o_acc[D16];
-  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_fill(o_acc[c], 0.0);
+  const uint k_stage = base, v_stage = base + STREAM_KEYS * STAGE_ROW_WORDS;
+  const uint scratch = base + 2u * STREAM_KEYS * STAGE_ROW_WORDS;
+  FragS o_acc[DW16];
+  FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_fill(o_acc[c], 0.0);
   // Per head of this invocation's two columns (frag_col_value): the running
   // maximum and the running sum of this invocation's weights (summed across
   // the column once, at the end).
@@ -223,16 +238,29 @@ void main() {
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
 
   put_tile(k_stage, v_stage);
-  for (uint round = 0; round < rounds; ++round, t += NW) {
+  for (uint round = 0; round < rounds; ++round, t += NT) {
     const bool have = t < t_stop;
     const uint p0 = t * STREAM_KEYS;
-    fetch_tile(b, kvh, t + NW, t + NW < t_stop);  // in flight while this tile is used
+    fetch_tile(b, kvh, t + NT, t + NT < t_stop);  // in flight while this tile is used
     FragS s;
     frag_fill(s, 0.0);
-    FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+    FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       FragA k_frag;
-      frag_load_a(k_frag, k_stage + 2u * c, ROW_WORDS);
+      frag_load_a(k_frag, k_stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(s, k_frag, q_frag[c]);
+    }
+    if (DS > 1) {
+      // The other part's scores added: both warps of the walker then hold the
+      // same S^T (addition commutes), so their softmax agrees bit for bit. Two
+      // slots by turns: a slot is rewritten only after the barrier of the next
+      // round, which the partner passes after its read.
+      const uint slot = EXCHANGE_BASE + (round % 2u) * NW * FLASH_WARP;
+      uvec4 mine = uvec4(0u);
+      [[unroll]] for (int i = 0; i < s.length(); ++i) mine[i] = floatBitsToUint(s[i]);
+      tile_pool[slot + warp * FLASH_WARP + frag_lane()] = mine;
+      barrier();
+      const uvec4 other = tile_pool[slot + (warp ^ 1u) * FLASH_WARP + frag_lane()];
+      [[unroll]] for (int i = 0; i < s.length(); ++i) s[i] += uintBitsToFloat(other[i]);
     }
     // Every key visible and readable: no per-key mask. A paged tile that is
     // not one run of rows is checked key by key (a key behind a bad page
@@ -259,42 +287,45 @@ void main() {
     }
     run_sum += frag_lane_cols(s, false);
     if (warp_any(moved)) {
-      FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+      FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
         [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= frag_col_value(alpha, i);
       }
     }
     FragB p_frag;
     frag_to_b(p_frag, s, scratch);
-    FRAG_UNROLL for (uint c = 0; c < D16; ++c) {
+    FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       FragA v_frag;
-      frag_load_at(v_frag, v_stage + 2u * c, ROW_WORDS);
+      frag_load_at(v_frag, v_stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(o_acc[c], v_frag, p_frag);
     }
     put_tile(k_stage, v_stage);
   }
   run_sum = frag_cols_across(run_sum, scratch, false);
 
-  // The warps merge: each leaves O^T (rows of 8 heads' f32, per 16 columns
-  // of the head dim) in its staging words and (max, sum) per head.
+  // The walkers merge: each warp leaves its part of O^T (rows of 8 heads'
+  // f32, per 16 columns of the head dim) in its staging words, and each
+  // walker its (max, sum) per head (the same in both of its warps).
   barrier();
-  FRAG_UNROLL for (uint c = 0; c < D16; ++c) frag_store(o_acc[c], base + c * FLASH_FRAG * 2u, 2u);
-  if (frag_lane() < 4u) {
-    merge_ml[warp * STREAM_HEADS + 2u * frag_lane()] = vec2(run_max.x, run_sum.x);
-    merge_ml[warp * STREAM_HEADS + 2u * frag_lane() + 1u] = vec2(run_max.y, run_sum.y);
+  FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_store(o_acc[c], base + c * FLASH_FRAG * 2u, 2u);
+  if (part == 0u && frag_lane() < 4u) {
+    merge_ml[walker * STREAM_HEADS + 2u * frag_lane()] = vec2(run_max.x, run_sum.x);
+    merge_ml[walker * STREAM_HEADS + 2u * frag_lane() + 1u] = vec2(run_max.y, run_sum.y);
   }
   barrier();
   for (uint e = tid; e < HEAD_GROUP * D4; e += WG) {
     const uint h = e / D4, ci = e % D4;
+    const uint holder = ci / DW4, cl = ci % DW4;  // the part holding column ci, and where in it
     float mm = NEG_INF;
-    for (uint w = 0; w < NW; ++w) mm = max(mm, merge_ml[w * STREAM_HEADS + h].x);
+    for (uint w = 0; w < NT; ++w) mm = max(mm, merge_ml[w * STREAM_HEADS + h].x);
     float ll = 0.0;
     vec4 o = vec4(0.0);
-    for (uint w = 0; w < NW; ++w) {
+    for (uint w = 0; w < NT; ++w) {
       const vec2 ml = merge_ml[w * STREAM_HEADS + h];
       if (text_partial_empty(ml.x, ml.y)) continue;
       const float wgt = exp2(ml.x - mm);
       ll += ml.y * wgt;
-      const uint at = WARPS_BASE + w * WARP_WORDS + (ci / 4u) * FLASH_FRAG * 2u + (ci % 4u) * 4u * 2u + h / 4u;
+      const uint at =
+          WARPS_BASE + (w * DS + holder) * WARP_WORDS + (cl / 4u) * FLASH_FRAG * 2u + (cl % 4u) * 4u * 2u + h / 4u;
       [[unroll]] for (uint j = 0; j < 4u; ++j) o[j] += uintBitsToFloat(tile_pool[at + 2u * j][h % 4u]) * wgt;
     }
     text_write_row(b, split, 0u, head0 + h, ci, o, mm * LN2, ll);
