@@ -123,9 +123,10 @@ TEST_F(Cli, PlanForNvidiaFromCapsFile) {
   Result r = run("plan text --caps " + testing::caps_path("nvidia-h200.json") + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
-  // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV.
-  EXPECT_EQ(j.at("variant").get<std::string>(), "decode_flash_f16kv");
-  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("flash_decode"));
+  // Llama-3-8B decode (the defaults: B1 H32/8 D128 L4096, f32 Q, f16 KV) underfills 132 SMs: split-KV,
+  // the query heads of a KV head on the tensor cores (f32 Q in two f16 parts).
+  EXPECT_EQ(j.at("variant").get<std::string>(), "decode_stream_coopmat_f16kv");
+  EXPECT_THAT(j.at("reason").get<std::string>(), ::testing::StartsWith("tensor_core_stream"));
   EXPECT_GE(j.at("geometry").at("splits").get<int>(), 2);
   bool has_split = false;
   for (const auto& c : j.at("candidates")) has_split |= c.at("variant") == "decode_split_f16kv";

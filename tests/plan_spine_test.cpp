@@ -47,6 +47,7 @@ TextAttentionParams decode_params(uint32_t kv_len = 4096) {
   return p;
 }
 constexpr TextTensorTypes kF16Kv{DType::f32, DType::f16, DType::f32, false};
+constexpr TextTensorTypes kBf16Kv{DType::f32, DType::bf16, DType::f32, false};  // on decode_flash (no fragment row)
 
 PlanOptions rules_only() {
   PlanOptions o;
@@ -69,9 +70,9 @@ BdpaParams bdpa_decode(uint32_t kv_len = 4096) {
 constexpr BdpaTensorTypes kBdpaF16{DType::f32, DType::f16, DType::f32, false};
 
 TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
-  const Plan p = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  const Plan p = plan_text(h200(), decode_params(), kBf16Kv, rules_only());
   EXPECT_EQ(p.family, PlanFamily::text);
-  EXPECT_EQ(p.variant, "decode_flash_f16kv");
+  EXPECT_EQ(p.variant, "decode_flash_bf16kv");
   EXPECT_FALSE(p.tuned);
   ASSERT_FALSE(p.dispatches.empty());
   EXPECT_EQ(p.dispatches[0].module.rfind("text_decode_flash", 0), 0u) << p.dispatches[0].module;

@@ -6,7 +6,7 @@
 // switched off, which the decode_flash rows need:
 //   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H8/1 D64 L4096 (8 query heads of a KV head as matrix rows)
 //   decode_flash_emulated override only: lavapipe, B1 H8/2 D64
-//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q (64 splits fill 132 SMs); MHA; lavapipe D128
+//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q, bf16 KV (64 splits fill 132 SMs); MHA; lavapipe D128
 //   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
 //   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe without shuffles D256 (past 16 x 8)
 //   decode_online        lavapipe without shuffles, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32
@@ -160,25 +160,26 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 
 // ---- decode rules ---------------------------------------------------------
 
-// Selects decode_flash: NVIDIA H200, Llama-3-8B decode, one sequence. 8
-// workgroups per split (the 4 query heads of a KV head share one): 64 splits
-// of one 64-key step each fill 132 SMs about 4 times over.
+// Selects decode_flash: NVIDIA H200, Llama-3-8B decode with bf16 K/V (which
+// the tensor-core rows do not take), one sequence. 8 workgroups per split
+// (the 4 query heads of a KV head share one): 64 splits of one 64-key step
+// each fill 132 SMs about 4 times over.
 TEST(PlannerRules, FlashDecodeFillsTheH200) {
-  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
-  EXPECT_EQ(p.variant->name, "decode_flash_f16kv");
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
+  EXPECT_EQ(p.variant->name, "decode_flash_bf16kv");
   EXPECT_THAT(p.reason, StartsWith("flash_decode"));
   EXPECT_EQ(p.geometry.head_group, 4u);
-  EXPECT_EQ(p.geometry.key_lanes, 16u);  // 128 f16 = 16 words of 16 bytes
+  EXPECT_EQ(p.geometry.key_lanes, 16u);  // 128 bf16 = 16 words of 16 bytes
   EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 64u);
   EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
   // A batch that almost fills the device on its own splits little.
-  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::f16));
-  EXPECT_EQ(batch.variant->name, "decode_flash_f16kv");
+  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::bf16));
+  EXPECT_EQ(batch.variant->name, "decode_flash_bf16kv");
   EXPECT_EQ(batch.geometry.splits, 3u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
-  EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f16)).geometry.head_group, 4u);
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat
@@ -252,13 +253,12 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 288, 4096, DType::f16, DType::f16)),
                       "decode_stream_coopmat_f16").why,
             "needs head_dim <= 256, got 288");
-  // f32 Q rounds to f16 only with permission; bf16 K/V has no such row.
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16)).variant->name,
-            "decode_flash_f16kv");
-  PlanOptions reduced;
-  reduced.allow_reduced_precision = true;
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), reduced).variant->name,
-            "decode_stream_coopmat_f16kv");
+  // f32 Q goes as two f16 parts (not rounded): no permission needed; bf16 K/V has no such row.
+  auto f32_q = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
+  EXPECT_EQ(f32_q.variant->name, "decode_stream_coopmat_f16kv");
+  EXPECT_FALSE(f32_q.variant->reduced_precision);
+  EXPECT_THAT(f32_q.reason, ::testing::Not(HasSubstr("rounded")));
+  EXPECT_TRUE(find_text_variant("prefill_flash_coopmat_f16kv")->reduced_precision);  // the flash engine rounds it
   EXPECT_EQ(find_text_variant("decode_stream_coopmat_bf16kv"), nullptr);
 }
 
@@ -342,7 +342,7 @@ TEST(PlannerRules, FlashDecodeOnLavapipe) {
 // Lengths from a GPU buffer: the grid is sized for the cache's capacity, and
 // the kernel hands each split its share of the real length at run time.
 TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
-  TextShape s = decode(1, 32, 8, 128, 1024, DType::f32, DType::f16);
+  TextShape s = decode(1, 32, 8, 128, 1024, DType::f32, DType::bf16);
   const uint32_t at_hint = plan_text(nvidia(), s).geometry.splits;
   s.kv_len_bound = 131072;
   const uint32_t at_bound = plan_text(nvidia(), s).geometry.splits;
@@ -354,9 +354,9 @@ TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
 TEST(PlannerRules, FlashDecodeTileKeysBoundedByRegisters) {
   PlanOptions o;
   o.tile_keys = 16;
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o).geometry.tile_keys, 16u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16), o).geometry.tile_keys, 16u);
   o.tile_keys = 32;
-  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16), o); });
+  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16), o); });
   EXPECT_THAT(e.what(), HasSubstr("tile_keys: expected at most 16 for head_dim 128"));
 }
 

@@ -33,11 +33,13 @@ struct PlanOptions {
   uint32_t tile_keys = 0;   // keys per step (shared tile, or per subgroup for online variants)
   uint32_t rows = 0;        // query rows (positions x query heads of one KV head) per workgroup, at most
                             // (text variants other than the tensor-core rows, whose rows fit shared memory)
-  // Precision policy: f32 inputs are computed at f32 precision unless this is
-  // set; then the planner may pick variants that round f32 Q/K/V to f16 (the
+  // Precision policy: f32 inputs keep f32 precision unless this is set; then
+  // the planner may pick variants that round f32 Q/K/V to f16 (the
   // tensor-core prefill rows prefill_flash_*_f16kv round Q once when loaded),
   // and its explanation says so. Naming such a variant in `variant` or `path`
-  // is the same permission.
+  // is the same permission. (The tensor-core decode rows take f32 Q without
+  // it: they keep Q as two f16 parts; like every tensor-core row they multiply
+  // V by f16 weights.)
   bool allow_reduced_precision = false;
   // Tuning-cache entries (`vkattn tune`) may decide variant and geometry where
   // no override does; false plans by the rules alone.

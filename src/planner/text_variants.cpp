@@ -59,12 +59,17 @@ constexpr DtypeCombo kCombos[] = {
     {DType::f32, DType::i8},  {DType::f16, DType::i8},     {DType::f32, DType::i4}, {DType::f16, DType::i4},
 };
 
-// Matrix fragments are f16: the flash engine takes f16 K/V, and Q in f16 or
-// f32 (rounded to f16 once, so reduced precision). bf16 and quantized K/V stay
+// Matrix fragments are f16: the fragment engines take f16 K/V, and Q in f16
+// or f32 (rounds_q). bf16 and quantized K/V stay
 // on the scalar rows (their fragment loads would have to dequantize; the
 // scalar rows do, and the planner says so in its reason).
 bool on_fragments(const Family& f) {
   return f.engine == Engine::flash_fragments || f.engine == Engine::streamed_fragments;
+}
+// The flash engine rounds f32 Q to f16 once (reduced precision); the stream
+// engine keeps it as two f16 parts (text_decode_stream.comp, Q_PARTS).
+bool rounds_q(const Family& f, const DtypeCombo& c) {
+  return f.engine == Engine::flash_fragments && c.q == DType::f32;
 }
 bool takes(const Family& f, const DtypeCombo& c) {
   return !on_fragments(f) || (c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32));
@@ -99,7 +104,7 @@ const std::vector<TextVariant>& text_variants() {
       for (const auto& c : kCombos)
         if (takes(f, c))
           t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
-                       c.kv, f.subgroup, f.shuffle, f.coopmat, on_fragments(f) && c.q == DType::f32,
+                       c.kv, f.subgroup, f.shuffle, f.coopmat, rounds_q(f, c),
                        f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
                        f.workgroup_size, last_split_combines(f), module_of(f)});
     return t;

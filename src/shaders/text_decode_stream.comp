@@ -85,6 +85,11 @@ const float LN2 = 0.6931471805599453;
 
 shared uvec4 tile_pool[STREAM_SHARED_WORDS(NW, D)];
 shared vec2 merge_ml[NT * STREAM_HEADS];  // per walker and head: running max (log2 units) and sum
+// f32 Q keeps f32 precision as two f16 parts per element, 2^e (hi + lo), with
+// one power of two e per head that brings its largest |q| well inside f16's
+// range: S^T = (K hi^T + K lo^T) 2^e. f16 Q is one part, e = 0.
+const uint Q_PARTS = Q_TYPE == DTYPE_F32 ? 2u : 1u;
+shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits (ordered like the values)
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
@@ -177,6 +182,31 @@ void put_tile(uint k_stage, uint v_stage) {
   warp_barrier();
 }
 
+// log2 of the power of two that head h's Q rows are divided by (Q_PARTS 2):
+// their largest |q| lands in [2^14, 2^15), far from f16's overflow and from
+// its subnormals, so hi and lo keep 22 bits of each element that matters.
+int q_shift(uint h) {
+  const float m = uintBitsToFloat(q_max_bits[h]);
+  if (isinf(m) || isnan(m) || m == 0.0) return 0;  // nothing to scale: the scores are inf, NaN or 0 anyway
+  int e;
+  frexp(m, e);  // 2^(e-1) <= m < 2^e
+  return e - 15;
+}
+
+// Word w (8 columns) of head h's Q row as f16: with Q_PARTS 2, its part
+// `part` of q 2^-shift (hi, or the rest lo = q 2^-shift - hi).
+uvec4 q_part_word(uint row, uint w, uint part, int shift) {
+  if (Q_PARTS == 1u) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
+  vec4 first = ldexp(uintBitsToFloat(q_words[row / 4u + 2u * w]), ivec4(-shift));  // columns 0-3 of the word
+  vec4 second = ldexp(uintBitsToFloat(q_words[row / 4u + 2u * w + 1u]), ivec4(-shift));
+  if (part == 1u) {
+    const uvec4 hi = pack_f16x8(first, second);
+    first -= vec4(unpackHalf2x16(hi.x), unpackHalf2x16(hi.y));
+    second -= vec4(unpackHalf2x16(hi.z), unpackHalf2x16(hi.w));
+  }
+  return pack_f16x8(first, second);
+}
+
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = tid / FLASH_WARP;
@@ -215,16 +245,37 @@ void main() {
   uint t = t_begin + walker;
   fetch_tile(b, kvh, t, t < t_stop);
 
-  // Q^T: the heads' rows as f16 (f32 Q rounded once), heads past HEAD_GROUP zero.
-  for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
-    const uint h = i / D8, w = i % D8;
-    uvec4 word = uvec4(0u);
-    if (h < HEAD_GROUP) word = F16_ROW_WORD(q_words, Q_TYPE, q_row_elem(b, 0u, head0 + h), w);
-    tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
+  // Q^T: the heads' rows as f16 parts, heads past HEAD_GROUP zero; with
+  // Q_PARTS 2 first each head's largest |q|, then hi and lo in turn through
+  // the same shared rows.
+  if (Q_PARTS > 1u) {
+    if (tid < STREAM_HEADS) q_max_bits[tid] = 0u;
+    barrier();
+    for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
+      const uint row = q_row_elem(b, 0u, head0 + i / D8), w = i % D8;
+      const vec4 m = max(abs(uintBitsToFloat(q_words[row / 4u + 2u * w])),
+                         abs(uintBitsToFloat(q_words[row / 4u + 2u * w + 1u])));
+      atomicMax(q_max_bits[i / D8], floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
+    }
+    barrier();
+  } else if (tid < STREAM_HEADS) {
+    q_max_bits[tid] = 0u;
   }
-  barrier();
-  FragB q_frag[DW16];
-  FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_load_bt(q_frag[c], Q_BASE + part_word + 2u * c, ROW_WORDS);
+  FragB q_frag[DW16], q_rest[DW16];
+  [[unroll]] for (uint qp = 0; qp < Q_PARTS; ++qp) {
+    for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
+      const uint h = i / D8, w = i % D8;
+      uvec4 word = uvec4(0u);
+      if (h < HEAD_GROUP) word = q_part_word(q_row_elem(b, 0u, head0 + h), w, qp, Q_PARTS > 1u ? q_shift(h) : 0);
+      tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
+    }
+    barrier();
+    FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
+      if (qp == 0u) frag_load_bt(q_frag[c], Q_BASE + part_word + 2u * c, ROW_WORDS);
+      else frag_load_bt(q_rest[c], Q_BASE + part_word + 2u * c, ROW_WORDS);
+    }
+    if (qp + 1u < Q_PARTS) barrier();  // every warp has its fragments of hi before lo replaces it
+  }
 
   const uint base = WARPS_BASE + warp * WARP_WORDS;
   const uint k_stage = base, v_stage = base + STREAM_KEYS * STAGE_ROW_WORDS;
@@ -236,6 +287,8 @@ void main() {
   // the column once, at the end).
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
+  // Per head of this invocation's two columns: the scale, times 2^e of the Q parts.
+  const vec2 col_scale = score_scale * vec2(ldexp(1.0, q_shift(frag_col(0))), ldexp(1.0, q_shift(frag_col(1))));
 
   put_tile(k_stage, v_stage);
   for (uint round = 0; round < rounds; ++round, t += NT) {
@@ -248,6 +301,7 @@ void main() {
       FragA k_frag;
       frag_load_a(k_frag, k_stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(s, k_frag, q_frag[c]);
+      if (Q_PARTS > 1u) frag_mul_add(s, k_frag, q_rest[c]);
     }
     if (DS > 1) {
       // The other part's scores added: both warps of the walker then hold the
@@ -269,7 +323,7 @@ void main() {
                                       kv_slot_layout() != TEXT_LAYOUT_PAGED);
 
     [[unroll]] for (int i = 0; i < s.length(); ++i) {
-      float v = s[i] * score_scale;
+      float v = s[i] * frag_col_value(col_scale, i);
       if (pc.softcap > 0.0) v = pc.softcap * tanh(v / pc.softcap) * LOG2E;
       if (!whole && !(have && key_readable(b, p0 + frag_row(i)))) v = NEG_INF;
       s[i] = v;
