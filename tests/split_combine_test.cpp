@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "reference/rounding.hpp"
+#include "check/host_tensor.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
 #include "shaders/text_attention_interface.h"
@@ -32,25 +32,17 @@ class SplitCombine : public testing::GpuTest {
     p_.kv_len = {kLen, 211};  // the second sequence's last split sees fewer keys
     p_.start_pos = {kLen - 1, 210};
     p_.causal = true;
-    k_ = values(size_t(kBatch) * kLen * kKvHeads * kDim);
-    v_ = values(k_.size());
-    t_.k = ctx().tensor(DType::f16, {kBatch, kLen, kKvHeads, kDim});
-    t_.v = ctx().tensor(DType::f16, {kBatch, kLen, kKvHeads, kDim});
-    ctx().upload(t_.k, bits(k_));
-    ctx().upload(t_.v, bits(v_));
+    const Shape kv{kBatch, kLen, kKvHeads, kDim};
+    const check::host::Values k = f16_values(element_count(kv), 1.0f), v = f16_values(element_count(kv), 1.0f);
+    k_ = k.values;
+    v_ = v.values;
+    t_.k = check::host::upload(ctx(), DType::f16, kv, k.bytes);
+    t_.v = check::host::upload(ctx(), DType::f16, kv, v.bytes);
   }
 
-  // f16-exact normal values, sharpened so a split that is left out shows.
-  std::vector<float> values(size_t n, float scale = 1.0f) {
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = reference::round_to(DType::f16, dist(rng_));
-    return v;
-  }
-  static std::vector<uint16_t> bits(const std::vector<float>& v) {
-    std::vector<uint16_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i) out[i] = reference::float_to_f16(v[i]);
-    return out;
+  // f16 normal values and their bytes (queries sharpened, so a split that is left out shows).
+  check::host::Values f16_values(size_t n, float stddev) {
+    return check::host::to_storage(DType::f16, check::host::gaussian(rng_, n, stddev));
   }
   TextAttentionTensors call(Tensor q, Tensor out) const {
     TextAttentionTensors t = t_;
@@ -92,13 +84,14 @@ TEST_F(SplitCombine, TwoCallsReplayedThreeTimesMatchTheOracle) {
     EXPECT_EQ(text_attention(rec, p_, call(q1, out1), o).splits, 4u);
     text_attention(rec, p_, call(q2, out2), o);
     for (int replay = 0; replay < 3; ++replay) {
-      const std::vector<float> a = values(size_t(kBatch) * kHeads * kDim, 3.0f), b = values(a.size(), 3.0f);
-      ctx().upload(q1, bits(a));
-      ctx().upload(q2, bits(b));
+      const check::host::Values a = f16_values(size_t(kBatch) * kHeads * kDim, 3.0f);
+      const check::host::Values b = f16_values(a.values.size(), 3.0f);
+      ctx().upload(q1, a.bytes);
+      ctx().upload(q2, b.bytes);
       rec.run();
       const std::string what = std::string(variant) + " replay " + std::to_string(replay);
-      expect_oracle(out1, a, what + " first call");
-      expect_oracle(out2, b, what + " second call");
+      expect_oracle(out1, a.values, what + " first call");
+      expect_oracle(out2, b.values, what + " second call");
     }
   }
 }
@@ -115,10 +108,10 @@ TEST_F(SplitCombine, IndirectDispatchKeepsTheReduce) {
   ASSERT_EQ(plan.dispatches.size(), 2u);
   EXPECT_EQ(plan.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
   EXPECT_EQ(plan.dispatches[1].module, "text_split_reduce");
-  const std::vector<float> a = values(size_t(kBatch) * kHeads * kDim, 3.0f);
-  ctx().upload(q, bits(a));
+  const check::host::Values a = f16_values(size_t(kBatch) * kHeads * kDim, 3.0f);
+  ctx().upload(q, a.bytes);
   run_text_attention(ctx(), p_, t, o);
-  expect_oracle(out, a, "indirect");
+  expect_oracle(out, a.values, "indirect");
 }
 
 }  // namespace

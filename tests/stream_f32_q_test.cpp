@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "check/host_tensor.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
 #include "reference/tolerance.hpp"
@@ -35,22 +36,16 @@ TEST_F(StreamF32Q, KeepsQToF32PrecisionWithoutPermission) {
   p.causal = true;
 
   std::mt19937 rng(5);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> k(size_t(kLen) * kKvHeads * kDim), v(k.size());
-  for (auto& x : k) x = reference::round_to(DType::f16, dist(rng));
-  for (auto& x : v) x = reference::round_to(DType::f16, dist(rng));
-  std::vector<uint16_t> k16(k.size()), v16(v.size());
-  for (size_t i = 0; i < k.size(); ++i) k16[i] = reference::float_to_f16(k[i]), v16[i] = reference::float_to_f16(v[i]);
-  std::vector<float> q(size_t(kHeads) * kDim);
-  for (auto& x : q) x = 4.0f * dist(rng);
+  const Shape kv{1, kLen, kKvHeads, kDim};
+  const check::host::Values k = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kv), 1.0f));
+  const check::host::Values v = check::host::to_storage(DType::f16, check::host::gaussian(rng, element_count(kv), 1.0f));
+  const std::vector<float> q = check::host::gaussian(rng, size_t(kHeads) * kDim, 4.0f);
 
   TextAttentionTensors t;
   t.q = ctx().tensor(DType::f32, {1, 1, kHeads, kDim});
-  t.k = ctx().tensor(DType::f16, {1, kLen, kKvHeads, kDim});
-  t.v = ctx().tensor(DType::f16, {1, kLen, kKvHeads, kDim});
+  t.k = check::host::upload(ctx(), DType::f16, kv, k.bytes);
+  t.v = check::host::upload(ctx(), DType::f16, kv, v.bytes);
   t.out = ctx().tensor(DType::f32, {1, 1, kHeads, kDim});
-  ctx().upload(t.k, k16);
-  ctx().upload(t.v, v16);
 
   const PlanOptions o = testing::forced(kVariant);  // strict, and no allow_reduced_precision
   ASSERT_EQ(plan_text(ctx().caps(), p, text_tensor_types(t, ctx().caps()), o).variant, kVariant);
@@ -65,9 +60,9 @@ TEST_F(StreamF32Q, KeepsQToF32PrecisionWithoutPermission) {
       scaled[i] = q[i] * factor;
       rounded[i] = reference::round_to(DType::f16, scaled[i]);
     }
-    const auto want = reference::text_attention(at, scaled, k, v);
+    const auto want = reference::text_attention(at, scaled, k.values, v.values);
     if (factor != 1.0f) {
-      const auto by_rounding = reference::text_attention(at, rounded, k, v);
+      const auto by_rounding = reference::text_attention(at, rounded, k.values, v.values);
       EXPECT_FALSE(reference::compare(std::vector<float>(by_rounding.begin(), by_rounding.end()), want, tol).passed)
           << "Q times " << factor << ": a rounded Q must fail this case";
     }

@@ -186,6 +186,7 @@ void put_tile(uint k_stage, uint v_stage) {
 // their largest |q| lands in [2^14, 2^15), far from f16's overflow and from
 // its subnormals, so hi and lo keep 22 bits of each element that matters.
 int q_shift(uint h) {
+  if (Q_PARTS == 1u) return 0;
   const float m = uintBitsToFloat(q_max_bits[h]);
   if (isinf(m) || isnan(m) || m == 0.0) return 0;  // nothing to scale: the scores are inf, NaN or 0 anyway
   int e;
@@ -193,12 +194,20 @@ int q_shift(uint h) {
   return e - 15;
 }
 
+// Columns 0-3 and 4-7 of word w (8 columns) of an f32 Q row.
+void load_q_f32(uint row, uint w, out vec4 first, out vec4 second) {
+  first = uintBitsToFloat(q_words[row / 4u + 2u * w]);
+  second = uintBitsToFloat(q_words[row / 4u + 2u * w + 1u]);
+}
+
 // Word w (8 columns) of head h's Q row as f16: with Q_PARTS 2, its part
 // `part` of q 2^-shift (hi, or the rest lo = q 2^-shift - hi).
 uvec4 q_part_word(uint row, uint w, uint part, int shift) {
   if (Q_PARTS == 1u) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
-  vec4 first = ldexp(uintBitsToFloat(q_words[row / 4u + 2u * w]), ivec4(-shift));  // columns 0-3 of the word
-  vec4 second = ldexp(uintBitsToFloat(q_words[row / 4u + 2u * w + 1u]), ivec4(-shift));
+  vec4 first, second;
+  load_q_f32(row, w, first, second);
+  first = ldexp(first, ivec4(-shift));
+  second = ldexp(second, ivec4(-shift));
   if (part == 1u) {
     const uvec4 hi = pack_f16x8(first, second);
     first -= vec4(unpackHalf2x16(hi.x), unpackHalf2x16(hi.y));
@@ -252,21 +261,19 @@ void main() {
     if (tid < STREAM_HEADS) q_max_bits[tid] = 0u;
     barrier();
     for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
-      const uint row = q_row_elem(b, 0u, head0 + i / D8), w = i % D8;
-      const vec4 m = max(abs(uintBitsToFloat(q_words[row / 4u + 2u * w])),
-                         abs(uintBitsToFloat(q_words[row / 4u + 2u * w + 1u])));
+      vec4 first, second;
+      load_q_f32(q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second);
+      const vec4 m = max(abs(first), abs(second));
       atomicMax(q_max_bits[i / D8], floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
     }
     barrier();
-  } else if (tid < STREAM_HEADS) {
-    q_max_bits[tid] = 0u;
   }
   FragB q_frag[DW16], q_rest[DW16];
   [[unroll]] for (uint qp = 0; qp < Q_PARTS; ++qp) {
     for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
       const uint h = i / D8, w = i % D8;
       uvec4 word = uvec4(0u);
-      if (h < HEAD_GROUP) word = q_part_word(q_row_elem(b, 0u, head0 + h), w, qp, Q_PARTS > 1u ? q_shift(h) : 0);
+      if (h < HEAD_GROUP) word = q_part_word(q_row_elem(b, 0u, head0 + h), w, qp, q_shift(h));
       tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
     }
     barrier();

@@ -58,7 +58,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   // Partials of splits, then text_split_reduce or the last split to combine them.
   const uint32_t split_mode = plan.dispatches[0].spec_constants[TEXT_SC_SPLIT];
   const bool split = split_mode != TEXT_SPLIT_NONE;
-  const bool reduce = plan.dispatches.size() == 2;
+  const bool reduce = split_mode == TEXT_SPLIT_PARTIALS;  // the plan's second dispatch
   // The plan's module reads K/V through device addresses exactly when these tensors need it (text_tensor_types).
   const bool by_address = text::kv_by_address(t, rt.caps());
 
