@@ -218,7 +218,8 @@ TEST(PlannerRules, TensorCoreDecodeByOverride) {
 // Selects decode_stream_coopmat: NVIDIA H200, f16 Q, query heads sharing a KV
 // head (GQA, MQA) at head dims that are multiples of 16 up to 128. The KV
 // head's query heads are the 8 columns of its fragments; one wave of 4-warp
-// workgroups, one per compute unit, the split count rounded down to stay in it.
+// workgroups, as many per compute unit as their shared memory allows (one at
+// D128, two at D64), the split count rounded down to stay in it.
 TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f16, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_stream_coopmat_f16");
@@ -229,7 +230,13 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 16u);  // 8 workgroups per split, 132 compute units: 16, not 17
+  EXPECT_GT(2 * p.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
   EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 2u);
+  auto d64 = plan_text(nvidia(), decode(1, 32, 8, 64, 32768, DType::f16, DType::f16));
+  EXPECT_LE(2 * d64.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
+  EXPECT_EQ(d64.geometry.splits, 33u);  // two workgroups per compute unit: 2 x 132 / 8
+  // Short: the one-per-unit grid keeps the last split combining (16 splits, no reduce dispatch).
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 64, 4096, DType::f16, DType::f16)).geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 16u);  // a tile a warp
   // MQA takes 8 heads per workgroup; MHA and D72 stay on decode_flash.

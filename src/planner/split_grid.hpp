@@ -28,6 +28,13 @@ struct SplitPolicy {
   bool within_one_wave = false;
 };
 
+// Past this many splits the reduce dispatch is faster than the last split
+// combining the partials: the last workgroup's loads grow with the split
+// count while the reduce walks splits in parallel. H200, one run, against the
+// reduce: 1.07-1.27x at 2-16 splits on decode_stream, 0.57-0.91x at 32-64
+// (MQA B1); decode_flash 0.92-1.05x at 17 and 0.81-0.95x at 64-128.
+constexpr uint32_t kMostSplitsTheLastCombines = 16;
+
 // `workgroups_per_split` workgroups run each split (batch x heads of the grid).
 uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,
                                const SplitPolicy& policy);

@@ -14,14 +14,23 @@ namespace vkattn::planner {
 
 namespace {
 
-// Split grid: one wave of 4-warp workgroups, one per compute unit, each warp
-// walking a long run of tiles. On the H200 (2026-12-03, B1 H32/8 D128 L32768)
-// 16 splits (128 workgroups) took 0.053 ms, 17 (136) 0.080 and 99 (792) 0.079;
-// B8 L4096: 2 splits 0.053 ms, 3 0.058, 8 0.065. Workgroups of 2 warps were
-// best at twice the count: the same 4 warps per compute unit. Short contexts
+// Split grid: one wave of the workgroups that share a compute unit, each warp
+// walking a long run of tiles. A workgroup past the wave runs after it and
+// costs a whole walk (H200, 2026-12-03, B1 H32/8 D128 L32768 with 39 KB
+// workgroups: 16 splits, 128 workgroups, 0.053 ms; 17 splits 0.080). How many
+// share a compute unit there is set by shared memory: about one
+// max_shared_memory_bytes in all (2026-12-04: workgroups of 20.8 and 21.9 KB
+// ran two per compute unit, of 30 and 39 KB one, at 206-208 registers), and
+// at most 8 warps of some 208 registers fit the register file. Short contexts
 // still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms against
 // 2 splits 0.0219.
-constexpr uint32_t kWarpsPerComputeUnit = 4;
+constexpr uint32_t kMaxWarpsPerComputeUnit = 8;
+// A second workgroup per compute unit doubles the splits; where that passes
+// the last-combines bound on a short walk, the reduce dispatch costs more than
+// the second workgroup gives (H200, D64 L4096 B1 H32/8 and B8 H8/1: 16 splits
+// 0.0139-0.0142 ms, 33 splits 0.0168-0.0172), and a long one still gains
+// (L32768 B1 H32/8: 0.0379 -> 0.0328 ms at 993 keys per split).
+constexpr uint32_t kMinKeysPerSplitPastTheCombine = 512;
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
 
@@ -63,10 +72,18 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.q_pos = 1;
   g.tile_keys = STREAM_KEYS;
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
-  g.splits = device_filling_splits(caps, s, per_split,
-                                   {std::max(1u, kWarpsPerComputeUnit / warps),
-                                    warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
-                                    kKeysPerSplitUnknownDevice, true});
+  const uint32_t per_compute_unit =
+      std::clamp(caps.max_shared_memory_bytes / g.shared_bytes, 1u, std::max(1u, kMaxWarpsPerComputeUnit / warps));
+  auto splits_at = [&](uint32_t workgroups_per_compute_unit) {
+    return device_filling_splits(caps, s, per_split,
+                                 {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
+                                  kKeysPerSplitUnknownDevice, true});
+  };
+  g.splits = splits_at(per_compute_unit);
+  const uint32_t one_each = splits_at(1);
+  if (one_each <= kMostSplitsTheLastCombines && g.splits > kMostSplitsTheLastCombines &&
+      s.kv_len_max() / g.splits < kMinKeysPerSplitPastTheCombine)
+    g.splits = one_each;
   return {g, ""};
 }
 

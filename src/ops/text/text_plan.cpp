@@ -23,13 +23,6 @@ static_assert(sizeof(text::TextPush) == 29 * 4, "TextPush must mirror the GLSL p
 
 namespace {
 
-// Past this many splits the reduce dispatch is faster than the last split
-// combining the partials: the last workgroup's loads grow with the split
-// count while the reduce walks splits in parallel. H200, one run, against the
-// reduce: 1.07-1.27x at 2-16 splits on decode_stream, 0.57-0.91x at 32-64
-// (MQA B1); decode_flash 0.92-1.05x at 17 and 0.81-0.95x at 64-128.
-constexpr uint32_t kMostSplitsTheLastCombines = 16;
-
 // The public plan of the planner's choice: specialization constants, grids and scratch.
 Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAttentionParams& p,
              const TextTensorTypes& types) {
@@ -39,7 +32,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   // One split needs no reduce: the kernel normalises and writes the output itself.
   const bool split = tp.variant->kind == planner::Kind::split && g.splits > 1;
   const bool last_combines =
-      split && tp.variant->last_split_combines && !types.indirect && g.splits <= kMostSplitsTheLastCombines;
+      split && tp.variant->last_split_combines && !types.indirect && g.splits <= planner::kMostSplitsTheLastCombines;
   PlanDispatch attention;
   // A pool past one binding is read through device addresses, by the same kernel built that way.
   attention.module = types.kv_by_address ? tp.variant->module_by_address() : tp.variant->module;
