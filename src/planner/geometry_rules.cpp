@@ -24,6 +24,11 @@ uint32_t largest_divisor_at_most(uint32_t n, uint32_t cap) {
   return 1;
 }
 
+uint32_t workgroups_per_compute_unit(const DeviceCaps& caps, uint32_t shared_bytes, uint32_t max_per_unit) {
+  const uint32_t by_shared = shared_bytes ? caps.max_shared_memory_bytes / shared_bytes : max_per_unit;
+  return std::clamp(by_shared, 1u, std::max(1u, max_per_unit));
+}
+
 std::string require_full_subgroups(const DeviceCaps& caps, uint32_t workgroup_size, uint32_t& required_size) {
   required_size = 0;
   if (caps.subgroup_size == 0 || workgroup_size % caps.subgroup_size != 0)

@@ -18,10 +18,8 @@ namespace {
 // walking a long run of tiles. A workgroup past the wave runs after it and
 // costs a whole walk (H200, 2026-12-03, B1 H32/8 D128 L32768 with 39 KB
 // workgroups: 16 splits, 128 workgroups, 0.053 ms; 17 splits 0.080). How many
-// share a compute unit there is set by shared memory: about one
-// max_shared_memory_bytes in all (2026-12-04: workgroups of 20.8 and 21.9 KB
-// ran two per compute unit, of 30 and 39 KB one, at 206-208 registers), and
-// at most 8 warps of some 208 registers fit the register file. Short contexts
+// share a unit is set by their shared memory (workgroups_per_compute_unit),
+// and at most 8 warps of some 208 registers fit the register file. Short contexts
 // still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms against
 // 2 splits 0.0219.
 constexpr uint32_t kMaxWarpsPerComputeUnit = 8;
@@ -72,8 +70,7 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.q_pos = 1;
   g.tile_keys = STREAM_KEYS;
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
-  const uint32_t per_compute_unit =
-      std::clamp(caps.max_shared_memory_bytes / g.shared_bytes, 1u, std::max(1u, kMaxWarpsPerComputeUnit / warps));
+  const uint32_t per_compute_unit = workgroups_per_compute_unit(caps, g.shared_bytes, kMaxWarpsPerComputeUnit / warps);
   auto splits_at = [&](uint32_t workgroups_per_compute_unit) {
     return device_filling_splits(caps, s, per_split,
                                  {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
