@@ -93,7 +93,7 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
 // dispatch (the count may leave splits out), the reduce dispatch stays.
 TEST(PlanSpine, TheLastSplitCombinesAFewSplits) {
   const Plan p = plan_text(h200(), decode_params(1024), kF16Kv, rules_only());
-  ASSERT_EQ(p.geometry.splits, 16u);
+  ASSERT_EQ(p.geometry.splits, 8u);  // 1024 keys: a 16-key tile for each of 8 warps of 8 splits
   ASSERT_EQ(p.dispatches.size(), 1u);
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_LAST_COMBINES));
   const uint64_t rows = uint64_t(p.geometry.splits) * 32;

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "planner/fragment_geometry.hpp"
+#include "planner/split_grid.hpp"
 #include "shaders/stream_interface.h"
 #include "planner/text_planner.hpp"
 #include "planner/text_variants.hpp"
@@ -180,6 +181,11 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(batch.geometry.splits, 3u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
+  // One sequence of 32 KV heads: 4 x 132 / 32 rounds up to 17 splits, past
+  // the last-combines bound; rounded down, 16 keep the call one dispatch.
+  auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(mha.variant->name, "decode_flash_f16");
+  EXPECT_EQ(mha.geometry.splits, kMostSplitsTheLastCombines);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat
@@ -217,28 +223,29 @@ TEST(PlannerRules, TensorCoreDecodeByOverride) {
 
 // Selects decode_stream_coopmat: NVIDIA H200, f16 Q, query heads sharing a KV
 // head (GQA, MQA) at head dims that are multiples of 16 up to 128. The KV
-// head's query heads are the 8 columns of its fragments; one wave of 4-warp
-// workgroups, as many per compute unit as their shared memory allows (one at
-// D128, two at D64), the split count rounded down to stay in it.
+// head's query heads are the 8 columns of its fragments; one wave of 8-warp
+// workgroups (each warp stages K, then V, in one area, so 8 fit 48 KiB at
+// D128), as many per compute unit as their shared memory and the register
+// file allow, the split count rounded down to stay in it.
 TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f16, DType::f16));
   EXPECT_EQ(p.variant->name, "decode_stream_coopmat_f16");
   EXPECT_THAT(p.reason, StartsWith("tensor_core_stream"));
   EXPECT_EQ(p.variant->module, "text_decode_stream");
-  EXPECT_EQ(p.geometry.workgroup_size, 128u);
+  EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.head_group, 4u);
   EXPECT_EQ(p.geometry.tile_keys, 16u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 16u);  // 8 workgroups per split, 132 compute units: 16, not 17
   EXPECT_GT(2 * p.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
   EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 2u);
+  // D64: two 8-warp workgroups would fit their shared memory, not the register file.
   auto d64 = plan_text(nvidia(), decode(1, 32, 8, 64, 32768, DType::f16, DType::f16));
   EXPECT_LE(2 * d64.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
-  EXPECT_EQ(d64.geometry.splits, 33u);  // two workgroups per compute unit: 2 x 132 / 8
-  // Short: the one-per-unit grid keeps the last split combining (16 splits, no reduce dispatch).
+  EXPECT_EQ(d64.geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 64, 4096, DType::f16, DType::f16)).geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 16u);  // a tile a warp
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 8u);  // a tile a warp
   // MQA takes 8 heads per workgroup; MHA and D72 stay on decode_flash.
   EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 1, 64, 8192, DType::f16, DType::f16)).geometry.head_group, 8u);
   auto mha = plan_text(nvidia(), decode(8, 32, 32, 128, 4096, DType::f16, DType::f16));
@@ -248,11 +255,12 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
                       "decode_stream_coopmat_f16").why,
             "needs head_dim a multiple of 16, got 72");
   // Past 128 columns two warps share each tile (half of the head dim each):
-  // 4 warps are 2 tile walkers, so twice the splits of one wave at D128.
+  // 8 warps' areas and exchange slots pass 48 KiB, 6 warps (3 tile walkers) fit.
   auto d256 = plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16));
   EXPECT_EQ(d256.variant->name, "decode_stream_coopmat_f16");
-  EXPECT_EQ(d256.geometry.workgroup_size, 128u);
-  EXPECT_EQ(d256.geometry.shared_bytes, uint32_t(STREAM_SHARED_BYTES(4, 256)));
+  EXPECT_EQ(d256.geometry.workgroup_size, 192u);
+  EXPECT_EQ(d256.geometry.shared_bytes, uint32_t(STREAM_SHARED_BYTES(6, 256)));
+  EXPECT_GT(uint32_t(STREAM_SHARED_BYTES(8, 256)), nvidia().max_shared_memory_bytes);
   EXPECT_LE(d256.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 144, 4096, DType::f16, DType::f16)),
                       "decode_stream_coopmat_f16").why,
@@ -301,7 +309,7 @@ TEST(PlannerRules, StreamDecodeTuningValues) {
 }
 
 // decode_stream_emulated: the same kernel in plain GLSL, chosen by override
-// only; on lavapipe's 32 KiB of shared memory a D128 workgroup has 2 warps.
+// only; on lavapipe's 32 KiB of shared memory a D128 workgroup has 6 warps.
 TEST(PlannerRules, EmulatedStreamDecodeByOverrideOnly) {
   const TextShape s = decode(1, 8, 2, 128, 700, DType::f16, DType::f16);
   auto p = plan_text(lavapipe(), s);
@@ -314,7 +322,7 @@ TEST(PlannerRules, EmulatedStreamDecodeByOverrideOnly) {
   o.strict = true;
   auto e = plan_text(lavapipe(), s, o);
   EXPECT_EQ(e.variant->module, "text_decode_stream_emulated");
-  EXPECT_EQ(e.geometry.workgroup_size, 64u);
+  EXPECT_EQ(e.geometry.workgroup_size, 192u);
   EXPECT_LE(e.geometry.shared_bytes, 32768u);
 }
 

@@ -54,9 +54,11 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   if (g.workgroup_size == 0)
     return no(fmt::format("needs workgroups of at least {} invocations, device has {}", FLASH_WARP,
                           caps.max_workgroup_invocations));
-  // Fewer warps where the staging areas do not fit, but whole tile walkers.
-  uint32_t warps = g.workgroup_size / FLASH_WARP;
-  while (warps > dim_split && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes) warps /= 2;
+  // Fewer warps where the staging areas do not fit, one tile walker at a
+  // time (D256 on 48 KiB: 3 walkers of 2 warps).
+  uint32_t warps = g.workgroup_size / FLASH_WARP / dim_split * dim_split;
+  while (warps > dim_split && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes)
+    warps -= dim_split;
   if (warps < dim_split)
     return no(fmt::format("needs workgroups of at least {} invocations at head_dim {}, device has {}",
                           dim_split * FLASH_WARP, s.head_dim, caps.max_workgroup_invocations));

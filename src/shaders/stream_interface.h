@@ -21,11 +21,12 @@
 // A staged row (Q, or a K/V row of a tile that cannot be read in place): `d`
 // columns in 8-element words, padded by one word against bank conflicts.
 #define STREAM_ROW_WORDS(d) ((d) / 8 + 1)
-// Per warp: its staged K and V tile (its columns of the head dim), then 32
-// words of scratch (P^T on its way to the B operand, the emulated layer's
-// column exchange).
+// Per warp: one staged 16-key tile of its columns of the head dim (K, then V
+// in the same rows), then 32 words of scratch (P^T on its way to the B
+// operand, the emulated layer's column exchange). At the end the warp's part
+// of O^T (2 words per column, 2 x d / STREAM_DIM_SPLIT(d)) fits in these words.
 #define STREAM_SCRATCH_WORDS 32
-#define STREAM_WARP_WORDS(d) (2 * STREAM_KEYS * STREAM_ROW_WORDS((d) / STREAM_DIM_SPLIT(d)) + STREAM_SCRATCH_WORDS)
+#define STREAM_WARP_WORDS(d) (STREAM_KEYS * STREAM_ROW_WORDS((d) / STREAM_DIM_SPLIT(d)) + STREAM_SCRATCH_WORDS)
 // Warps sharing tiles swap their halves of S^T: a word per lane and warp, in
 // two slots used by turns.
 #define STREAM_EXCHANGE_WORDS(warps, d) (STREAM_DIM_SPLIT(d) > 1 ? 2 * (warps) * FLASH_WARP : 0)

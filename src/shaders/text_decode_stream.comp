@@ -14,10 +14,16 @@
 // merge. Past 128 columns of the head dim two warps share each tile, each
 // with half of the columns (STREAM_DIM_SPLIT): they add their halves of S^T
 // through shared memory, the one point where they wait for each other, and
-// each accumulates its half of O^T. A warp keeps the next tile's K/V words in flight in registers (16-byte
-// loads, issued before the matrix work on the current tile) and stages them
-// into its own shared rows after it, from which the fragments load (V
-// transposed, which a load from memory could not do at full width). Keys it
+// each accumulates its half of O^T. A warp keeps the next tile's K/V words in
+// flight in registers (16-byte loads) and stages them into its own shared
+// rows, from which the fragments load (V transposed, which a load from memory
+// could not do at full width). Its one staging area takes the tile's K, then,
+// once the scores are out, its V: K of the next tile is issued as soon as K of
+// this one is staged, V likewise, so each load has a round to land, and the
+// area is half of a K-and-V one. Decode is bound by the bytes in flight, and
+// those sit in registers: the shared memory saved is what lets a workgroup
+// hold twice the warps at D128 in the 48 KiB an NVIDIA compute unit gives its
+// workgroups. Keys it
 // must not see arrive as zero rows and are masked. A tile whose 16 keys are
 // all visible and lie in one run of rows (contiguous, or inside one page or
 // ring turn, cold tier) forms each row's address from the first; others
@@ -105,9 +111,19 @@ shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits
 // registers while it works on the staged one.
 uvec4 k_next[STAGE_CHUNKS];
 uvec4 v_next[STAGE_CHUNKS];
-// Whether the fetched (next_run) and the staged (staged_run) tile is one run
-// of visible rows (tile_one_run): then no key of it needs a mask.
-bool next_run = false, staged_run = false;
+// The warp's next tile: its index, whether the warp has it, and whether it
+// is one run of visible rows (tile_one_run) from the K and V words k_word and
+// v_word. Its K and V loads are issued apart (fetch_words), from this plan.
+struct NextTile {
+  uint t;
+  bool have;
+  bool run;
+  uint k_word;
+  uint v_word;
+};
+NextTile next_tile;
+// Whether the staged tile is one run of visible rows: then no key of it needs a mask.
+bool staged_run = false;
 // Which of the DS parts of the head dim this warp holds: its first word of a row.
 uint part_word = 0u;
 
@@ -141,44 +157,47 @@ bool tile_one_run(uint b, uint kvh, uint p0, out uint k_word, out uint v_word) {
 #endif
 }
 
-// Issues the loads of tile `t` (key positions 16t ..) into k_next/v_next:
-// keys this query must not see, or past the warp's last tile (`have`
-// false), are zero rows. Warp-uniform.
-void fetch_tile(uint b, uint kvh, uint t, bool have) {
-  const uint p0 = t * STREAM_KEYS;
-  uint k_word, v_word;
-  const bool run = have && tile_one_run(b, kvh, p0, k_word, v_word);
-  next_run = run;
-  const uint k_stride = pc.k_strides[1] / 8u, v_stride = pc.v_strides[1] / 8u;
+// Plans tile `t` (key positions 16t ..) as the warp's next; `have` false
+// past the warp's last tile. Warp-uniform.
+void plan_next(uint b, uint kvh, uint t, bool have) {
+  next_tile.t = t;
+  next_tile.have = have;
+  next_tile.run = have && tile_one_run(b, kvh, t * STREAM_KEYS, next_tile.k_word, next_tile.v_word);
+}
+
+// Issues the loads of the next tile's K (is_k) or V words into k_next or
+// v_next: keys this query must not see, or a tile the warp does not have,
+// are zero rows. Warp-uniform.
+void fetch_words(bool is_k, uint b, uint kvh) {
+  const uint p0 = next_tile.t * STREAM_KEYS;
+  const uint stride = (is_k ? pc.k_strides[1] : pc.v_strides[1]) / 8u;
+  const uint first = is_k ? next_tile.k_word : next_tile.v_word;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
     const uint r = i / DW8, w = part_word + i % DW8;
-    if (run) {
-      k_next[a] = k_words4[k_word + r * k_stride + w];
-      v_next[a] = v_words4[v_word + r * v_stride + w];
+    uvec4 word = uvec4(0u);
+    if (next_tile.run) {
+      word = is_k ? k_words4[first + r * stride + w] : v_words4[first + r * stride + w];
     } else {
-      k_next[a] = v_next[a] = uvec4(0u);
       KvRow row = kv_row_none();
-      if (have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row)) {
-        k_next[a] = kv_word4(true, row, w);
-        v_next[a] = kv_word4(false, row, w);
-      }
+      if (next_tile.have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row))
+        word = kv_word4(is_k, row, w);
     }
+    if (is_k) k_next[a] = word;
+    else v_next[a] = word;
   }
 }
 
-// The fetched tile into the warp's staging rows, once the warp's fragment
-// loads of the previous one are done. Every warp of the workgroup calls it
-// the same number of times (the emulated layer's barriers are the workgroup's).
-void put_tile(uint k_stage, uint v_stage) {
+// The fetched K (is_k) or V words into the warp's staging rows, once the
+// warp's fragment loads from them are done. Every warp of the workgroup calls
+// it the same number of times (the emulated layer's barriers are the workgroup's).
+void put_words(bool is_k, uint stage) {
   warp_barrier();
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
-    const uint at = (i / DW8) * STAGE_ROW_WORDS + i % DW8;
-    tile_pool[k_stage + at] = k_next[a];
-    tile_pool[v_stage + at] = v_next[a];
+    tile_pool[stage + (i / DW8) * STAGE_ROW_WORDS + i % DW8] = is_k ? k_next[a] : v_next[a];
   }
-  staged_run = next_run;
+  if (is_k) staged_run = next_tile.run;
   warp_barrier();
 }
 
@@ -252,7 +271,9 @@ void main() {
   // The warp's first tile is in flight while Q loads (two round trips to
   // memory overlapped, not one after the other: short decodes are latency).
   uint t = t_begin + walker;
-  fetch_tile(b, kvh, t, t < t_stop);
+  plan_next(b, kvh, t, t < t_stop);
+  fetch_words(true, b, kvh);
+  fetch_words(false, b, kvh);
 
   // Q^T: the heads' rows as f16 parts, heads past HEAD_GROUP zero; with
   // Q_PARTS 2 first each head's largest |q|, then hi and lo in turn through
@@ -285,8 +306,8 @@ void main() {
   }
 
   const uint base = WARPS_BASE + warp * WARP_WORDS;
-  const uint k_stage = base, v_stage = base + STREAM_KEYS * STAGE_ROW_WORDS;
-  const uint scratch = base + 2u * STREAM_KEYS * STAGE_ROW_WORDS;
+  const uint stage = base;  // K, then V, of the tile at hand
+  const uint scratch = base + STREAM_KEYS * STAGE_ROW_WORDS;
   FragS o_acc[DW16];
   FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_fill(o_acc[c], 0.0);
   // Per head of this invocation's two columns (frag_col_value): the running
@@ -297,16 +318,17 @@ void main() {
   // Per head of this invocation's two columns: the scale, times 2^e of the Q parts.
   const vec2 col_scale = score_scale * vec2(ldexp(1.0, q_shift(frag_col(0))), ldexp(1.0, q_shift(frag_col(1))));
 
-  put_tile(k_stage, v_stage);
   for (uint round = 0; round < rounds; ++round, t += NT) {
     const bool have = t < t_stop;
     const uint p0 = t * STREAM_KEYS;
-    fetch_tile(b, kvh, t + NT, t + NT < t_stop);  // in flight while this tile is used
+    put_words(true, stage);
+    plan_next(b, kvh, t + NT, t + NT < t_stop);
+    fetch_words(true, b, kvh);  // in flight while this tile is used
     FragS s;
     frag_fill(s, 0.0);
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       FragA k_frag;
-      frag_load_a(k_frag, k_stage + 2u * c, STAGE_ROW_WORDS);
+      frag_load_a(k_frag, stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(s, k_frag, q_frag[c]);
       if (Q_PARTS > 1u) frag_mul_add(s, k_frag, q_rest[c]);
     }
@@ -354,12 +376,13 @@ void main() {
     }
     FragB p_frag;
     frag_to_b(p_frag, s, scratch);
+    put_words(false, stage);
+    fetch_words(false, b, kvh);
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       FragA v_frag;
-      frag_load_at(v_frag, v_stage + 2u * c, STAGE_ROW_WORDS);
+      frag_load_at(v_frag, stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(o_acc[c], v_frag, p_frag);
     }
-    put_tile(k_stage, v_stage);
   }
   run_sum = frag_cols_across(run_sum, scratch, false);
 

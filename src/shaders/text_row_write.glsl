@@ -4,6 +4,7 @@
 // text_split_combine.glsl, or, without SPLIT, normalised and encoded in
 // O_TYPE. Include after the O and partial bindings, SPLIT, O_TYPE, D4 and
 // text_kv_addressing.glsl.
+#include "text_partial_row.glsl"
 
 // Column `ci` of output row (b, qi, h), already normalised.
 void text_write_output(uint b, uint qi, uint h, uint ci, vec4 o) {
@@ -11,11 +12,6 @@ void text_write_output(uint b, uint qi, uint h, uint ci, vec4 o) {
   const uint at = o_row_elem(b, qi, h) / 4u + ci;
   if (O_TYPE == DTYPE_F32) o_words4[at] = w;
   else o_words2[at] = w.xy;
-}
-
-// The partial row of split `split` of query row (b, qi, h), as text_split_reduce.comp reads it.
-uint text_partial_row(uint b, uint split, uint qi, uint h) {
-  return ((b * pc.num_splits + split) * pc.seq_len + qi) * pc.num_heads + h;
 }
 
 void text_write_row(uint b, uint split, uint qi, uint h, uint ci, vec4 acc, float m, float l) {

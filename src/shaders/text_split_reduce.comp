@@ -1,11 +1,13 @@
 #version 450
 // Combines the partial results of a split-KV text attention dispatch:
-//   M = max_i m_i,  L = sum_i l_i e^(m_i - M),  O = sum_i acc_i e^(m_i - M) / L.
+//   M = max_i m_i,  L = sum_i l_i e^(m_i - M),  O = sum_i acc_i e^(m_i - M) / L,
+// in one pass by online rescaling (text_partial_merge.glsl).
 // One workgroup per (query row, head, sequence). Its invocations form
 // SPLIT_LANES x D/4: each walks every SPLIT_LANES-th split for one vec4 of the
 // head dimension, so long split lists are read in parallel, not one by one;
-// the lanes' sums then meet in shared memory.
+// the lanes' merges then meet in shared memory.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 
 #include "text_attention_interface.h"
 #include "text_common.glsl"
@@ -29,57 +31,34 @@ const uint KV_TYPE = DTYPE_F32;
 
 const uint D4 = D / 4;
 const uint SPLIT_LANES = WG / D4 > 0 ? WG / D4 : 1;
-const float NEG_INF = -1.0 / 0.0;
 
-shared float lane_max[WG];
+#include "text_partial_row.glsl"
+#include "text_partial_merge.glsl"
+
+shared vec2 lane_merge[WG];  // per lane: its running max and sum
 shared vec4 lane_o[WG];
-shared float lane_l[WG];
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint qh = gl_WorkGroupID.x;  // qi * H + h
   const uint b = gl_WorkGroupID.y;
-  const uint rows = pc.seq_len * pc.num_heads;
-  const uint first = b * pc.num_splits * rows + qh;  // row of split 0; split s is s * rows further
-
-  // Step 1: the maximum over splits, every invocation striding the list.
-  float m = NEG_INF;
-  for (uint s = tid; s < pc.num_splits; s += WG) m = max(m, partial_ml[first + s * rows].x);
-  lane_max[tid] = m;
-  barrier();
-  for (uint stride = WG / 2; stride > 0; stride /= 2) {
-    if (tid < stride) lane_max[tid] = max(lane_max[tid], lane_max[tid + stride]);
-    barrier();
-  }
-  m = lane_max[0];
-
-  // Step 2: weighted sums, split lanes x vec4 columns.
+  // Step 1: each lane merges every SPLIT_LANES-th split for its column, in one pass.
   const uint lane = tid / D4, c = tid % D4;
-  vec4 o = vec4(0.0);
-  float l = 0.0;
-  if (lane < SPLIT_LANES) {
-    for (uint s = lane; s < pc.num_splits; s += SPLIT_LANES) {
-      uint row = first + s * rows;
-      vec2 ml = partial_ml[row];
-      if (text_partial_empty(ml.x, ml.y)) continue;  // a split that saw no key
-      float w = exp(ml.x - m);
-      l += ml.y * w;
-      o += partial_o[row * D4 + c] * w;
-    }
-  }
-  lane_o[tid] = o;
-  lane_l[tid] = l;
+  const uint qi = qh / pc.num_heads, h = qh % pc.num_heads;
+  PartialMerge r = partial_merge_empty();
+  if (lane < SPLIT_LANES) r = partial_merge_splits(b, qi, h, c, lane, SPLIT_LANES);
+  lane_merge[tid] = vec2(r.m, r.l);
+  lane_o[tid] = r.o;
   barrier();
 
-  // Step 3: lane 0 of each column adds the other lanes and writes.
+  // Step 2: lane 0 of each column merges the other lanes and writes.
   if (tid < D4) {
     for (uint i = 1; i < SPLIT_LANES; ++i) {
-      o += lane_o[tid + i * D4];
-      l += lane_l[tid + i * D4];
+      const vec2 ml = lane_merge[tid + i * D4];
+      partial_merge_add(r, ml.x, ml.y, lane_o[tid + i * D4]);
     }
-    o = text_normalise(o, l);
-    uvec4 w = pack_vec4(O_TYPE, o);
-    uint chunk = o_row_elem(b, qh / pc.num_heads, qh % pc.num_heads) / 4u + tid;
+    const uvec4 w = pack_vec4(O_TYPE, text_normalise(r.o, r.l));
+    const uint chunk = o_row_elem(b, qi, h) / 4u + tid;
     if (O_TYPE == DTYPE_F32) o_words4[chunk] = w;
     else o_words2[chunk] = w.xy;
   }

@@ -1,0 +1,48 @@
+// Split partials merged by online rescaling, shared by the reduce dispatch
+// (text_split_reduce.comp) and the last split's combine
+// (text_split_combine.glsl): a running (max, sum, acc) per output column takes
+// the partials of splits first, first + step, ... with PARTIAL_MERGE_LOADS of
+// them in flight, since one load per split in turn costs a memory round trip
+// each. The result agrees with a max pass first to rounding. Include after
+// text_common.glsl, text_partial_row.glsl, D4, and the partial_o / partial_ml
+// bindings readable.
+
+const uint PARTIAL_MERGE_LOADS = 8u;
+
+struct PartialMerge {
+  float m;  // running maximum (natural-log units); -inf before any key
+  float l;  // running sum of the weights
+  vec4 o;   // running weighted sum of the column
+};
+
+PartialMerge partial_merge_empty() { return PartialMerge(-1.0 / 0.0, 0.0, vec4(0.0)); }
+
+// One more partial (m, l, o) into the running merge r. A split that saw no
+// key changes nothing; a NaN sum reaches the result.
+void partial_merge_add(inout PartialMerge r, float m, float l, vec4 o) {
+  if (text_partial_empty(m, l)) return;
+  const float m_new = max(r.m, m);
+  const float keep = exp(r.m - m_new), w = exp(m - m_new);
+  r.l = r.l * keep + l * w;
+  r.o = r.o * keep + o * w;
+  r.m = m_new;
+}
+
+// Column ci of query row (b, qi, h): the partials of splits first,
+// first + step, ... below pc.num_splits, merged.
+PartialMerge partial_merge_splits(uint b, uint qi, uint h, uint ci, uint first, uint step) {
+  PartialMerge r = partial_merge_empty();
+  for (uint s0 = first; s0 < pc.num_splits; s0 += PARTIAL_MERGE_LOADS * step) {
+    vec2 ml[PARTIAL_MERGE_LOADS];
+    vec4 po[PARTIAL_MERGE_LOADS];
+    [[unroll]] for (uint u = 0; u < PARTIAL_MERGE_LOADS; ++u) {
+      const uint row = text_partial_row(b, min(s0 + u * step, pc.num_splits - 1u), qi, h);  // past the end: skipped below
+      ml[u] = partial_ml[row];
+      po[u] = partial_o[row * D4 + ci];
+    }
+    [[unroll]] for (uint u = 0; u < PARTIAL_MERGE_LOADS; ++u) {
+      if (s0 + u * step < pc.num_splits) partial_merge_add(r, ml[u].x, ml[u].y, po[u]);
+    }
+  }
+  return r;
+}
