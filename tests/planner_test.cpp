@@ -239,10 +239,15 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(p.geometry.splits, 16u);  // 8 workgroups per split, 132 compute units: 16, not 17
   EXPECT_GT(2 * p.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
   EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 2u);
-  // D64: two 8-warp workgroups would fit their shared memory, not the register file.
+  // D64: two 8-warp workgroups share a compute unit where the doubled grid
+  // still combines in its last split (B8: 4 splits, not 2; MQA B4: 16, not
+  // 8); where it would pass that bound, one per unit (B1: 16, not 33).
   auto d64 = plan_text(nvidia(), decode(1, 32, 8, 64, 32768, DType::f16, DType::f16));
   EXPECT_LE(2 * d64.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
   EXPECT_EQ(d64.geometry.splits, 16u);
+  EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 8, 64, 32768, DType::f16, DType::f16)).geometry.splits, 4u);
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 1, 64, 8192, DType::f16, DType::f16)).geometry.splits, 16u);
+  EXPECT_EQ(plan_text(nvidia(), decode(8, 8, 1, 64, 32768, DType::f16, DType::f16)).geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 64, 4096, DType::f16, DType::f16)).geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 8u);  // a tile a warp

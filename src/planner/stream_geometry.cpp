@@ -18,17 +18,12 @@ namespace {
 // walking a long run of tiles. A workgroup past the wave runs after it and
 // costs a whole walk (H200, 2026-12-03, B1 H32/8 D128 L32768 with 39 KB
 // workgroups: 16 splits, 128 workgroups, 0.053 ms; 17 splits 0.080). How many
-// share a unit is set by their shared memory (workgroups_per_compute_unit),
-// and at most 8 warps of some 208 registers fit the register file. Short contexts
-// still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms against
-// 2 splits 0.0219.
-constexpr uint32_t kMaxWarpsPerComputeUnit = 8;
-// A second workgroup per compute unit doubles the splits; where that passes
-// the last-combines bound on a short walk, the reduce dispatch costs more than
-// the second workgroup gives (H200, D64 L4096 B1 H32/8 and B8 H8/1: 16 splits
-// 0.0139-0.0142 ms, 33 splits 0.0168-0.0172), and a long one still gains
-// (L32768 B1 H32/8: 0.0379 -> 0.0328 ms at 993 keys per split).
-constexpr uint32_t kMinKeysPerSplitPastTheCombine = 512;
+// share a unit is set by their shared memory (workgroups_per_compute_unit)
+// and by the register file: 16 warps of D64's 115 registers fit it (D128's
+// 201 and D256's workgroups are held to one per unit by their shared memory).
+// Short contexts still split down to one tile per warp: B1 L1024 16 splits
+// 0.0155 ms against 2 splits 0.0219.
+constexpr uint32_t kMaxWarpsPerComputeUnit = 16;
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
 
@@ -78,11 +73,14 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
                                  {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
                                   kKeysPerSplitUnknownDevice, true});
   };
+  // A second workgroup per compute unit doubles the splits. It pays where the
+  // last split still combines (H100, 2026-12-05, D64 8-warp workgroups: B8
+  // H32/8 L32768 2 -> 4 splits 1.13x, B32-B64 H8/1 L32768 1.08-1.09x, MQA B4
+  // H32/1 1.09x); past that bound the reduce dispatch costs more than the
+  // second workgroup gives, on short walks and long ones (B1 H32/8 L32768
+  // 16 -> 33 splits 0.94x, B8 H8/1 L32768 0.92x, B1 H8/1 L32768 0.93x).
   g.splits = splits_at(per_compute_unit);
-  const uint32_t one_each = splits_at(1);
-  if (one_each <= kMostSplitsTheLastCombines && g.splits > kMostSplitsTheLastCombines &&
-      s.kv_len_max() / g.splits < kMinKeysPerSplitPastTheCombine)
-    g.splits = one_each;
+  if (g.splits > kMostSplitsTheLastCombines) g.splits = splits_at(1);
   return {g, ""};
 }
 
