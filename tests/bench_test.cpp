@@ -54,8 +54,9 @@ TEST(BenchSuite, FamiliesAndProbes) {
     {"family": "vision", "patches": 64, "heads": 2, "head_dim": 72, "scale": 1.0},
     {"family": "audio", "frames": 40, "heads": 2, "head_dim": 64, "dtype": "f32", "max_future": 2},
     {"family": "probe", "probe": "read_bandwidth", "bytes": 1048576},
-    {"family": "probe", "probe": "coopmat_fp16", "name": "peak"}]})");
-  ASSERT_EQ(s.cases.size(), 4u);
+    {"family": "probe", "probe": "coopmat_fp16", "name": "peak"},
+    {"family": "probe", "probe": "dispatch_floor"}]})");
+  ASSERT_EQ(s.cases.size(), 5u);
   EXPECT_EQ(s.name, "t");  // the file's stem
   EXPECT_EQ(s.cases[0].family, check::BenchFamily::vision);
   EXPECT_EQ(s.cases[0].name, "vision P64 H2 D72 phd f16");  // suite defaults of other families are ignored
@@ -64,6 +65,9 @@ TEST(BenchSuite, FamiliesAndProbes) {
   EXPECT_EQ(s.cases[2].probe.bytes, 1048576u);
   EXPECT_EQ(s.cases[3].name, "peak");
   EXPECT_EQ(s.cases[3].probe.kind, check::ProbeKind::coopmat_fp16);
+  EXPECT_EQ(s.cases[4].name, "probe dispatch_floor");
+  EXPECT_EQ(s.cases[4].probe.kind, check::ProbeKind::dispatch_floor);
+  EXPECT_EQ(check::to_string(check::ProbeKind::dispatch_floor), "dispatch_floor");
 }
 
 TEST(BenchSuite, ErrorsNameTheFileTheFieldAndTheValue) {
@@ -159,6 +163,17 @@ TEST_F(BenchGpu, ReadProbeSumsEveryWord) {
   EXPECT_TRUE(r.supported);
   EXPECT_TRUE(r.checked) << r.detail;
   EXPECT_EQ(r.bytes, double((3u << 20) + 48));
+  EXPECT_GT(r.ms, 0.0);
+  EXPECT_LE(r.min_ms, r.ms);
+  EXPECT_GE(r.max_ms, r.ms);
+}
+
+TEST_F(BenchGpu, DispatchFloorProbeFillsItsWordsBackToBack) {
+  const check::ProbeResult r = check::dispatch_floor_probe(ctx(), 3);
+  if (!ctx().caps().timestamps) GTEST_SKIP() << r.reason;
+  EXPECT_TRUE(r.supported);
+  EXPECT_TRUE(r.checked) << r.detail;
+  EXPECT_EQ(r.name, "dispatch_floor");
   EXPECT_GT(r.ms, 0.0);
   EXPECT_LE(r.min_ms, r.ms);
   EXPECT_GE(r.max_ms, r.ms);

@@ -74,7 +74,7 @@ void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
       break;
     }
     case check::BenchFamily::probe:
-      j["probe"] = spec.probe.kind == check::ProbeKind::read_bandwidth ? "read_bandwidth" : "coopmat_fp16";
+      j["probe"] = std::string(check::to_string(spec.probe.kind));
       break;
   }
 }

@@ -176,4 +176,30 @@ ProbeResult coopmat_probe(Context& ctx, uint32_t workgroups, uint32_t iterations
   return r;
 }
 
+ProbeResult dispatch_floor_probe(Context& ctx, int runs) {
+  ProbeResult r;
+  r.name = "dispatch_floor";
+  if (!ctx.caps().timestamps) {
+    r.reason = "the device has no compute timestamps";
+    return r;
+  }
+  r.supported = true;
+  constexpr uint32_t kWords = 64, kSeed = 11;  // one workgroup of the fill
+  Tensor words = ctx.tensor(DType::u32, {kWords});
+  apply(r, time_back_to_back(ctx, [&](Recorder& rec, uint32_t) { record_fill(rec, words, kSeed); }, runs));
+  const std::vector<uint32_t> got = ctx.download_as<uint32_t>(words);
+  for (uint32_t i = 0; i < kWords; ++i) {
+    const float v = pattern_value(kSeed, i);
+    uint32_t want;
+    std::memcpy(&want, &v, 4);
+    if (got[i] != want) {
+      r.detail = fmt::format("word {} is {:#010x}, expected {:#010x}", i, got[i], want);
+      return r;
+    }
+  }
+  r.checked = true;
+  r.detail = fmt::format("{} words filled", kWords);
+  return r;
+}
+
 }  // namespace vkattn::check

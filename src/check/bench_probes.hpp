@@ -1,5 +1,6 @@
 // GPU-side benchmark inputs and the probes that measure a device's ceilings
-// (read bandwidth, cooperative-matrix fp16 peak), on the shaders of
+// (read bandwidth, cooperative-matrix fp16 peak, the time of the smallest
+// dispatch timed as attention calls are), on the shaders of
 // src/shaders/bench.shaders.cmake.
 #pragma once
 
@@ -20,7 +21,7 @@ float pattern_value(uint32_t seed, uint32_t i);
 void record_fill(Recorder& rec, const Tensor& t, uint32_t seed);
 
 struct ProbeResult {
-  std::string name;      // read_bandwidth | coopmat_fp16
+  std::string name;      // read_bandwidth | coopmat_fp16 | dispatch_floor
   bool supported = false;
   std::string reason;    // why it did not run, when !supported
   double ms = 0.0, min_ms = 0.0, max_ms = 0.0;
@@ -36,5 +37,9 @@ ProbeResult read_probe(Context& ctx, uint64_t bytes, int runs);
 // fp16 x fp16 -> fp32 16x16x16 multiply-adds through VK_NV_cooperative_matrix
 // on `workgroups` subgroups of `iterations` steps; unsupported without that shape.
 ProbeResult coopmat_probe(Context& ctx, uint32_t workgroups, uint32_t iterations, int runs);
+// The floor under every short call: one workgroup filling 256 bytes, timed
+// back to back like the attention calls (time_back_to_back: a barrier before
+// each copy, a timestamp between copies), the filled words checked.
+ProbeResult dispatch_floor_probe(Context& ctx, int runs);
 
 }  // namespace vkattn::check

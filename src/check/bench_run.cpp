@@ -45,11 +45,14 @@ BenchRecord from_check(const CheckResult& c, bool oracle, const BenchRunOptions&
 
 BenchRecord run_probe(Context& ctx, const ProbeSpec& p, const BenchRunOptions& options) {
   ProbeResult pr;
-  if (p.kind == ProbeKind::read_bandwidth) {
-    pr = read_probe(ctx, p.bytes, options.runs);
-  } else {
-    const uint32_t units = ctx.caps().compute_units ? ctx.caps().compute_units : 64;
-    pr = coopmat_probe(ctx, p.workgroups ? p.workgroups : units * 64, p.iterations, options.runs);
+  switch (p.kind) {
+    case ProbeKind::read_bandwidth: pr = read_probe(ctx, p.bytes, options.runs); break;
+    case ProbeKind::coopmat_fp16: {
+      const uint32_t units = ctx.caps().compute_units ? ctx.caps().compute_units : 64;
+      pr = coopmat_probe(ctx, p.workgroups ? p.workgroups : units * 64, p.iterations, options.runs);
+      break;
+    }
+    case ProbeKind::dispatch_floor: pr = dispatch_floor_probe(ctx, options.runs); break;
   }
   BenchRecord r;
   if (!pr.supported) {

@@ -72,7 +72,8 @@ struct ProbeName {
   ProbeKind kind;
 };
 constexpr ProbeName kProbes[] = {{"read_bandwidth", ProbeKind::read_bandwidth},
-                                 {"coopmat_fp16", ProbeKind::coopmat_fp16}};
+                                 {"coopmat_fp16", ProbeKind::coopmat_fp16},
+                                 {"dispatch_floor", ProbeKind::dispatch_floor}};
 
 const char* describe(Kind k) {
   switch (k) {
@@ -284,13 +285,19 @@ class CaseBuilder {
     const ProbeName* found = nullptr;
     for (const auto& n : kProbes)
       if (kind == n.name) found = &n;
-    if (!found) r_.fail(raw_.where + ".probe", fmt::format("expected read_bandwidth or coopmat_fp16, got \"{}\"", kind));
+    if (!found)
+      r_.fail(raw_.where + ".probe",
+              fmt::format("expected read_bandwidth, coopmat_fp16 or dispatch_floor, got \"{}\"", kind));
     p.kind = found->kind;
     p.bytes = count("bytes", p.bytes);
     p.workgroups = u32("workgroups", p.workgroups);
     p.iterations = u32("iterations", p.iterations);
-    return p.kind == ProbeKind::read_bandwidth ? fmt::format("probe read_bandwidth {} MiB", p.bytes >> 20)
-                                               : fmt::format("probe coopmat_fp16 x{}", p.iterations);
+    switch (p.kind) {
+      case ProbeKind::read_bandwidth: return fmt::format("probe read_bandwidth {} MiB", p.bytes >> 20);
+      case ProbeKind::coopmat_fp16: return fmt::format("probe coopmat_fp16 x{}", p.iterations);
+      case ProbeKind::dispatch_floor: break;
+    }
+    return "probe dispatch_floor";
   }
 
   const Reader& r_;
@@ -344,6 +351,12 @@ void expand_grid(const Reader& r, const Json& grid, const std::string& where, co
 std::string_view to_string(BenchFamily f) {
   for (const auto& n : kFamilies)
     if (n.family == f) return n.name;
+  return "?";
+}
+
+std::string_view to_string(ProbeKind k) {
+  for (const auto& n : kProbes)
+    if (n.kind == k) return n.name;
   return "?";
 }
 

@@ -24,7 +24,8 @@ namespace vkattn::check {
 enum class BenchFamily { text, vision, audio, probe };
 std::string_view to_string(BenchFamily f);
 
-enum class ProbeKind { read_bandwidth, coopmat_fp16 };
+enum class ProbeKind { read_bandwidth, coopmat_fp16, dispatch_floor };
+std::string_view to_string(ProbeKind k);
 
 struct ProbeSpec {
   ProbeKind kind = ProbeKind::read_bandwidth;
