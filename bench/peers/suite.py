@@ -65,8 +65,10 @@ def _resolve(fields, own, where):
     else:
         if c["probe"] == "read_bandwidth":
             name = f"probe read_bandwidth {c.get('bytes', 1 << 30) >> 20} MiB"
-        else:
+        elif c["probe"] == "coopmat_fp16":
             name = f"probe coopmat_fp16 x{c.get('iterations', 4096)}"
+        else:
+            name = f"probe {c['probe']}"
     label = c.pop("label", "")
     c["case"] = c.pop("name", None) or (f"{label} {name}" if label else name)
     return c
