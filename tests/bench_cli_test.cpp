@@ -181,6 +181,29 @@ TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
   EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
 }
 
+// The dispatch floor is a probe row of its own, named as the suite names it,
+// and a ceilings file that holds it still gives the other two ceilings.
+TEST_F(BenchCli, DispatchFloorProbeRow) {
+  const std::string suite = write("floor.json", R"({"cases": [{"family": "probe", "probe": "dispatch_floor"}]})");
+  const Result r = run("bench --suite " + suite + " --runs 2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = json_lines(r.output);
+  ASSERT_EQ(rows.size(), 2u) << r.output;
+  EXPECT_EQ(rows[0]["case"], "probe dispatch_floor");
+  EXPECT_EQ(rows[0]["probe"], "dispatch_floor");
+  EXPECT_EQ(rows[0]["variant"], "dispatch_floor");
+  EXPECT_EQ(rows[0]["status"], "ok") << rows[0];
+  EXPECT_EQ(rows[0]["parity"], "pass") << rows[0];
+  EXPECT_GT(rows[0]["ms"].get<double>(), 0.0);
+  const std::string ceilings = write(
+      "f.jsonl", R"({"family":"probe","status":"ok","probe":"read_bandwidth","gbps":200.0})" "\n"
+                 R"({"family":"probe","status":"ok","probe":"dispatch_floor","ms":0.01})" "\n");
+  const Result timed = run("bench --heads 4 --head-dim 64 --kv-len 64 --runs 1 --json --ceilings " + ceilings);
+  ASSERT_EQ(timed.status, 0) << timed.output;
+  EXPECT_DOUBLE_EQ(json_lines(timed.output)[0]["bw_share"].get<double>(),
+                   json_lines(timed.output)[0]["gbps"].get<double>() / 200.0);
+}
+
 TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
   const std::string ceilings = write(
       "c.jsonl", R"({"family":"probe","status":"ok","probe":"read_bandwidth","gbps":200.0})" "\n"
