@@ -62,8 +62,8 @@ constexpr const char* kSuite = R"({"suite": "mine", "defaults": {"heads": 4, "kv
 TEST_F(BenchCli, SuiteByNameRunsEveryFamilyWithProgress) {
   const Result r = run("bench --suite smoke --runs 2");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(lines_starting(r.output, "[").size(), 8u) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("[1/8] case decode B2 S1 H8/2 D64 L200 contiguous f16/f16"));
+  EXPECT_EQ(lines_starting(r.output, "[").size(), 9u) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[1/9] case decode B2 S1 H8/2 D64 L200 contiguous f16/f16"));
   for (const char* row : {"decode B2 S1 H8/2 D64 L200 paged ps16 f16/f16", "decode B2 S1 H8/2 D64 L200 ring f16/f16",
                           "prefill B1 S48 H4/2 D64 L48 contiguous f16/f16 w20", "vision P64 H2 D64 phd f16",
                           "audio T48 H2 D64 W12 P12 F0 f32"}) {
@@ -73,6 +73,7 @@ TEST_F(BenchCli, SuiteByNameRunsEveryFamilyWithProgress) {
         << "row " << row << " in\n" << r.output;
   }
   EXPECT_THAT(line_starting(r.output, "probe read_bandwidth 4 MiB"), HasSubstr("pass"));
+  EXPECT_THAT(line_starting(r.output, "probe dispatch_floor"), HasSubstr("pass"));
   EXPECT_THAT(r.output, HasSubstr("ceilings (measured): "));  // the read probe ran first
 }
 
@@ -181,33 +182,11 @@ TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
   EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
 }
 
-// The dispatch floor is a probe row of its own, named as the suite names it,
-// and a ceilings file that holds it still gives the other two ceilings.
-TEST_F(BenchCli, DispatchFloorProbeRow) {
-  const std::string suite = write("floor.json", R"({"cases": [{"family": "probe", "probe": "dispatch_floor"}]})");
-  const Result r = run("bench --suite " + suite + " --runs 2 --json");
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto rows = json_lines(r.output);
-  ASSERT_EQ(rows.size(), 2u) << r.output;
-  EXPECT_EQ(rows[0]["case"], "probe dispatch_floor");
-  EXPECT_EQ(rows[0]["probe"], "dispatch_floor");
-  EXPECT_EQ(rows[0]["variant"], "dispatch_floor");
-  EXPECT_EQ(rows[0]["status"], "ok") << rows[0];
-  EXPECT_EQ(rows[0]["parity"], "pass") << rows[0];
-  EXPECT_GT(rows[0]["ms"].get<double>(), 0.0);
-  const std::string ceilings = write(
-      "f.jsonl", R"({"family":"probe","status":"ok","probe":"read_bandwidth","gbps":200.0})" "\n"
-                 R"({"family":"probe","status":"ok","probe":"dispatch_floor","ms":0.01})" "\n");
-  const Result timed = run("bench --heads 4 --head-dim 64 --kv-len 64 --runs 1 --json --ceilings " + ceilings);
-  ASSERT_EQ(timed.status, 0) << timed.output;
-  EXPECT_DOUBLE_EQ(json_lines(timed.output)[0]["bw_share"].get<double>(),
-                   json_lines(timed.output)[0]["gbps"].get<double>() / 200.0);
-}
-
 TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
   const std::string ceilings = write(
       "c.jsonl", R"({"family":"probe","status":"ok","probe":"read_bandwidth","gbps":200.0})" "\n"
-                 R"({"family":"probe","status":"ok","probe":"coopmat_fp16","tflops":2.0})" "\n");
+                 R"({"family":"probe","status":"ok","probe":"coopmat_fp16","tflops":2.0})" "\n"
+                 R"({"family":"probe","status":"ok","probe":"dispatch_floor","ms":0.01})" "\n");
   const Result r = run("bench --heads 4 --head-dim 64 --kv-len 64 --runs 1 --json --ceilings " + ceilings);
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
