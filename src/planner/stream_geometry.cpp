@@ -19,11 +19,12 @@ namespace {
 // costs a whole walk (H200, 2026-12-03, B1 H32/8 D128 L32768 with 39 KB
 // workgroups: 16 splits, 128 workgroups, 0.053 ms; 17 splits 0.080). How many
 // share a unit is set by their shared memory (workgroups_per_compute_unit)
-// and by the register file: 16 warps of D64's 115 registers fit it (D128's
-// 201 and D256's workgroups are held to one per unit by their shared memory).
-// Short contexts still split down to one tile per warp: B1 L1024 16 splits
-// 0.0155 ms against 2 splits 0.0219.
-constexpr uint32_t kMaxWarpsPerComputeUnit = 16;
+// and by the register file (64 K registers a unit on NVIDIA): 16 warps of
+// 115 registers where a warp holds 64 columns of the head dim, 8 of the
+// 201-225 it takes at 128 (H200 and H100, --pipeline-stats). Short contexts
+// still split down to one tile per warp: B1 L1024 16 splits 0.0155 ms
+// against 2 splits 0.0219.
+uint32_t max_warps_per_compute_unit(uint32_t warp_dim) { return warp_dim <= 64 ? 16 : 8; }
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
 
@@ -67,7 +68,8 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.q_pos = 1;
   g.tile_keys = STREAM_KEYS;
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
-  const uint32_t per_compute_unit = workgroups_per_compute_unit(caps, g.shared_bytes, kMaxWarpsPerComputeUnit / warps);
+  const uint32_t per_compute_unit =
+      workgroups_per_compute_unit(caps, g.shared_bytes, max_warps_per_compute_unit(s.head_dim / dim_split) / warps);
   auto splits_at = [&](uint32_t workgroups_per_compute_unit) {
     return device_filling_splits(caps, s, per_split,
                                  {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
