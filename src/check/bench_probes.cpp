@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
+#include <bit>
 #include <vector>
 
 #include "check/timing.hpp"
@@ -35,6 +35,9 @@ uint32_t stride_groups(const DeviceCaps& caps, uint64_t items, uint32_t wg) {
   const uint64_t needed = (items + wg - 1) / wg;
   return static_cast<uint32_t>(std::clamp<uint64_t>(std::min(fill, needed), 1, caps.max_workgroup_count[0]));
 }
+
+// Word i of a u32 tensor that record_fill filled with `seed`: pattern_value's f32 bits.
+uint32_t pattern_word(uint32_t seed, uint32_t i) { return std::bit_cast<uint32_t>(pattern_value(seed, i)); }
 
 void apply(ProbeResult& r, const ReplayTiming& t) {
   r.ms = t.median_ms;
@@ -108,12 +111,7 @@ ProbeResult read_probe(Context& ctx, uint64_t bytes, int runs) {
   apply(r, time_replays(rec, t0, t1, runs));
 
   uint32_t want = 0;
-  for (uint64_t i = 0; i < bytes / 4; ++i) {
-    const float v = pattern_value(seed, static_cast<uint32_t>(i));
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    want += bits;
-  }
+  for (uint64_t i = 0; i < bytes / 4; ++i) want += pattern_word(seed, static_cast<uint32_t>(i));
   const uint32_t got = ctx.download_as<uint32_t>(sum)[0];
   r.checked = got == want;
   r.detail = fmt::format("sum of {} words: GPU {:#010x}, host {:#010x}", bytes / 4, got, want);
@@ -189,11 +187,8 @@ ProbeResult dispatch_floor_probe(Context& ctx, int runs) {
   apply(r, time_back_to_back(ctx, [&](Recorder& rec, uint32_t) { record_fill(rec, words, kSeed); }, runs));
   const std::vector<uint32_t> got = ctx.download_as<uint32_t>(words);
   for (uint32_t i = 0; i < kWords; ++i) {
-    const float v = pattern_value(kSeed, i);
-    uint32_t want;
-    std::memcpy(&want, &v, 4);
-    if (got[i] != want) {
-      r.detail = fmt::format("word {} is {:#010x}, expected {:#010x}", i, got[i], want);
+    if (got[i] != pattern_word(kSeed, i)) {
+      r.detail = fmt::format("word {} is {:#010x}, expected {:#010x}", i, got[i], pattern_word(kSeed, i));
       return r;
     }
   }

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -74,6 +75,15 @@ struct ProbeName {
 constexpr ProbeName kProbes[] = {{"read_bandwidth", ProbeKind::read_bandwidth},
                                  {"coopmat_fp16", ProbeKind::coopmat_fp16},
                                  {"dispatch_floor", ProbeKind::dispatch_floor}};
+
+// "a, b or c" of the names in a table of {name, ...} entries, for errors.
+template <typename Table>
+std::string expected_one_of(const Table& table) {
+  std::string out;
+  const size_t n = std::size(table);
+  for (size_t i = 0; i < n; ++i) out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(table[i].name);
+  return out;
+}
 
 const char* describe(Kind k) {
   switch (k) {
@@ -156,7 +166,7 @@ class CaseBuilder {
     const FamilyName* fam = nullptr;
     for (const auto& f : kFamilies)
       if (family == f.name) fam = &f;
-    if (!fam) r_.fail(raw_.where + ".family", fmt::format("expected text, vision, audio or probe, got \"{}\"", family));
+    if (!fam) r_.fail(raw_.where + ".family", fmt::format("expected {}, got \"{}\"", expected_one_of(kFamilies), family));
     s.family = fam->family;
     for (const auto& key : raw_.own) {
       if (!(r_.field(key, raw_.where).families & fam->bit))
@@ -285,9 +295,7 @@ class CaseBuilder {
     const ProbeName* found = nullptr;
     for (const auto& n : kProbes)
       if (kind == n.name) found = &n;
-    if (!found)
-      r_.fail(raw_.where + ".probe",
-              fmt::format("expected read_bandwidth, coopmat_fp16 or dispatch_floor, got \"{}\"", kind));
+    if (!found) r_.fail(raw_.where + ".probe", fmt::format("expected {}, got \"{}\"", expected_one_of(kProbes), kind));
     p.kind = found->kind;
     p.bytes = count("bytes", p.bytes);
     p.workgroups = u32("workgroups", p.workgroups);
@@ -295,9 +303,9 @@ class CaseBuilder {
     switch (p.kind) {
       case ProbeKind::read_bandwidth: return fmt::format("probe read_bandwidth {} MiB", p.bytes >> 20);
       case ProbeKind::coopmat_fp16: return fmt::format("probe coopmat_fp16 x{}", p.iterations);
-      case ProbeKind::dispatch_floor: break;
+      case ProbeKind::dispatch_floor: break;  // no size of its own
     }
-    return "probe dispatch_floor";
+    return fmt::format("probe {}", found->name);
   }
 
   const Reader& r_;
