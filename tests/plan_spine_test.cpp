@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "ops/text/text_plan.hpp"
@@ -70,7 +71,7 @@ BdpaParams bdpa_decode(uint32_t kv_len = 4096) {
 constexpr BdpaTensorTypes kBdpaF16{DType::f32, DType::f16, DType::f32, false};
 
 TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
-  const Plan p = plan_text(h200(), decode_params(), kBf16Kv, rules_only());
+  const Plan p = plan_text(h200(), decode_params(32768), kBf16Kv, rules_only());
   EXPECT_EQ(p.family, PlanFamily::text);
   EXPECT_EQ(p.variant, "decode_flash_bf16kv");
   EXPECT_FALSE(p.tuned);
@@ -81,17 +82,18 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   EXPECT_EQ(p.dispatches[0].grid[2], p.geometry.splits);
   EXPECT_GE(p.geometry.splits, 2u);
   EXPECT_FALSE(p.candidates.empty());
-  // 64 splits: partials, then the reduce dispatch.
-  ASSERT_EQ(p.geometry.splits, 64u);
+  // 66 splits, 33 partials for each invocation of a last split's merge: partials, then the reduce dispatch.
+  ASSERT_EQ(p.geometry.splits, 66u);
   ASSERT_EQ(p.dispatches.size(), 2u);
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
   EXPECT_EQ(p.dispatches[1].module, "text_split_reduce");
 }
 
-// Up to 16 splits the last split of each row combines the partials: one
-// dispatch, the arrival counters in the scratch; past 16, or with indirect
-// dispatch (the count may leave splits out), the reduce dispatch stays.
-TEST(PlanSpine, TheLastSplitCombinesAFewSplits) {
+// The last split of each row combines the partials while each invocation of
+// its merge reads at most two rounds of loads: one dispatch, the arrival
+// counters in the scratch. Past that, or with indirect dispatch (the count may
+// leave splits out), the reduce dispatch stays.
+TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
   const Plan p = plan_text(h200(), decode_params(1024), kF16Kv, rules_only());
   ASSERT_EQ(p.geometry.splits, 8u);  // 1024 keys: a 16-key tile for each of 8 warps of 8 splits
   ASSERT_EQ(p.dispatches.size(), 1u);
@@ -105,6 +107,29 @@ TEST(PlanSpine, TheLastSplitCombinesAFewSplits) {
   ASSERT_EQ(reduced.dispatches.size(), 2u);
   EXPECT_EQ(reduced.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
   EXPECT_EQ(reduced.dispatches[1].module, "text_split_reduce");
+  // MQA B1 (8 query heads of one KV head, one workgroup per split): at D64
+  // two invocations share each of the 8 x 16 output columns, so 32 splits are
+  // 16 partials an invocation; at D128 one column each, 32 partials; at D256
+  // (192 invocations for 512 columns) 86 splits are 258, and at D128 L32768
+  // 132 splits are 132: those keep the reduce.
+  auto mqa = [](uint32_t d, uint32_t kv_len) {
+    TextAttentionParams p = decode_params(kv_len);
+    p.num_heads = 8;
+    p.num_kv_heads = 1;
+    p.head_dim = d;
+    return plan_text(h200(), p, kF16Kv, rules_only());
+  };
+  for (uint32_t d : {64u, 128u}) {
+    const Plan one = mqa(d, 4096);
+    EXPECT_EQ(one.geometry.splits, 32u) << d;
+    EXPECT_EQ(one.dispatches.size(), 1u) << d;
+  }
+  for (const auto& [d, kv_len, splits] : {std::tuple{256u, 4096u, 86u}, std::tuple{128u, 32768u, 132u}}) {
+    const Plan two = mqa(d, kv_len);
+    EXPECT_EQ(two.geometry.splits, splits) << d;
+    ASSERT_EQ(two.dispatches.size(), 2u) << d;
+    EXPECT_EQ(two.dispatches[1].module, "text_split_reduce");
+  }
 }
 
 TEST(PlanSpine, JsonRoundTripsEveryFamily) {

@@ -181,11 +181,11 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(batch.geometry.splits, 3u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
-  // One sequence of 32 KV heads: 4 x 132 / 32 rounds up to 17 splits, past
-  // the last-combines bound; rounded down, 16 keep the call one dispatch.
+  // One sequence of 32 KV heads: 4 x 132 / 32 rounds up to 17 splits, two
+  // rounds of the last split's merge; rounded down, 16 merge in one.
   auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16));
   EXPECT_EQ(mha.variant->name, "decode_flash_f16");
-  EXPECT_EQ(mha.geometry.splits, kMostSplitsTheLastCombines);
+  EXPECT_EQ(mha.geometry.splits, 16u);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat

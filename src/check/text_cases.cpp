@@ -482,6 +482,15 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     set_layout(c, d == 160 ? KvLayout::ring : KvLayout::paged);
     flash_decode.push_back({c, fmt::format("gqa4 D{} batch {}", d, d == 160 ? "ring" : "paged")});
   }
+  {
+    // Many splits for one row group: the last split's merge spreads them over
+    // the workgroup's invocations (text_split_combine.glsl).
+    TextCase c = make(1, 1, 8, 1, 64, full ? 6000 : 1500);
+    c.params.start_pos = {c.params.kv_len[0] - 1};
+    c.splits = 40;
+    set_layout(c, KvLayout::contiguous);
+    flash_decode.push_back({c, "mqa8 40 splits"});
+  }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
 

@@ -53,19 +53,21 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
     return no(fmt::format("needs {} bytes of shared memory to merge subgroups, device has {}", merge_bytes(),
                           caps.max_shared_memory_bytes));
   g.shared_bytes = merge_bytes();
+  g.merge_pool_vec4s = TEXT_FLASH_MERGE_VEC4S(g.workgroup_size / sg, g.head_group, s.head_dim);
   g.tile_keys = v.max_tile_keys;
   g.acc_chunks = words_per_lane;
 
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
   g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice});
-  // Where rounding the grid up passes the last-combines bound and rounding it
-  // down does not, down: the call stays one dispatch for a few percent fewer
-  // workgroups (B1 with 32 KV heads: 17 splits and a reduce dispatch, or 16).
-  if (g.splits > kMostSplitsTheLastCombines) {
+  // Where rounding the grid up takes the last split's merge past one round of
+  // loads and rounding it down does not, down: a few percent fewer workgroups
+  // for a merge of one round (B1 with 32 KV heads: 17 splits, two rounds of
+  // one load, or 16 in one).
+  if (last_split_partials_per_invocation(g, s.head_dim, g.splits) > TEXT_LAST_SPLIT_MERGE_LOADS) {
     const uint32_t down =
         device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
-    if (down <= kMostSplitsTheLastCombines) g.splits = down;
+    if (last_split_partials_per_invocation(g, s.head_dim, down) <= TEXT_LAST_SPLIT_MERGE_LOADS) g.splits = down;
   }
   return {g, ""};
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "planner/text_planner.hpp"
+#include "shaders/text_attention_interface.h"
 
 namespace vkattn::planner {
 
@@ -28,12 +29,28 @@ struct SplitPolicy {
   bool within_one_wave = false;
 };
 
-// Past this many splits the reduce dispatch is faster than the last split
-// combining the partials: the last workgroup's loads grow with the split
-// count while the reduce walks splits in parallel. H200, one run, against the
-// reduce: 1.07-1.27x at 2-16 splits on decode_stream, 0.57-0.91x at 32-64
-// (MQA B1); decode_flash 0.92-1.05x at 17 and 0.81-0.95x at 64-128.
-constexpr uint32_t kMostSplitsTheLastCombines = 16;
+// The last split to finish combines the partials (text_split_combine.glsl)
+// while each invocation of its merge reads at most two rounds of
+// TEXT_LAST_SPLIT_MERGE_LOADS partials; past that the reduce dispatch, which
+// walks the splits over many workgroups, is faster. H100, 2026-12-05, one run,
+// decode_stream against the reduce at the same split count: MQA B1 D64 L4096
+// 32 splits (16 partials per invocation) 12.0 against 15.7 us, 64 splits (32)
+// 13.0 against 15.3; D128 32 splits (32) 17.4 against 19.4, 64 (64) 18.3
+// against 18.0, 132 (132) 23.3 against 18.4; D256 32 splits (96) 25.2 against
+// 22.0.
+constexpr uint32_t kMostPartialsPerMergingInvocation = 2 * TEXT_LAST_SPLIT_MERGE_LOADS;
+
+// Partials one invocation of the last split's merge reads for a geometry of
+// `splits` splits (mirrors text_split_combine.glsl's combine_lanes: the
+// invocations share each output column where there are at least twice as many
+// as columns and the borrowed shared memory holds two vec4s per invocation, and
+// no more invocations share a column than make each one's list one round).
+uint32_t last_split_partials_per_invocation(const TextGeometry& g, uint32_t head_dim, uint32_t splits);
+
+// Whether the last split combines `splits` partials itself.
+inline bool last_split_combines(const TextGeometry& g, uint32_t head_dim, uint32_t splits) {
+  return last_split_partials_per_invocation(g, head_dim, splits) <= kMostPartialsPerMergingInvocation;
+}
 
 // `workgroups_per_split` workgroups run each split (batch x heads of the grid).
 uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,

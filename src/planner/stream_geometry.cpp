@@ -27,6 +27,8 @@ namespace {
 uint32_t max_warps_per_compute_unit(uint32_t warp_dim) { return warp_dim <= 64 ? 16 : 8; }
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
+// The most splits a second workgroup per compute unit may bring (below).
+constexpr uint32_t kMostSplitsForASecondWorkgroup = 16;
 
 }  // namespace
 
@@ -76,13 +78,14 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
                                   kKeysPerSplitUnknownDevice, true});
   };
   // A second workgroup per compute unit doubles the splits. It pays where the
-  // last split still combines (H100, 2026-12-05, D64 8-warp workgroups: B8
+  // split count stays at kMostSplitsForASecondWorkgroup, where the last split combines (H100, 2026-12-05, D64 8-warp workgroups: B8
   // H32/8 L32768 2 -> 4 splits 1.13x, B32-B64 H8/1 L32768 1.08-1.09x, MQA B4
   // H32/1 1.09x); past that bound the reduce dispatch costs more than the
   // second workgroup gives, on short walks and long ones (B1 H32/8 L32768
   // 16 -> 33 splits 0.94x, B8 H8/1 L32768 0.92x, B1 H8/1 L32768 0.93x).
+  g.merge_pool_vec4s = STREAM_SHARED_WORDS(warps, s.head_dim);
   g.splits = splits_at(per_compute_unit);
-  if (g.splits > kMostSplitsTheLastCombines) g.splits = splits_at(1);
+  if (g.splits > kMostSplitsForASecondWorkgroup) g.splits = splits_at(1);
   return {g, ""};
 }
 

@@ -43,6 +43,7 @@ struct TextGeometry {
   uint32_t required_subgroup_size = 0;
   uint32_t key_lanes = 0;    // registers_flash: lanes sharing one key row
   uint32_t kv_stages = 0;    // flash_fragments: K/V tile buffers in shared memory (0: other engines)
+  uint32_t merge_pool_vec4s = 0;  // engines whose last split combines: shared vec4s that merge may borrow
   uint32_t rows() const { return q_pos * head_group; }
 };
 

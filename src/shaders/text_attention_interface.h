@@ -39,6 +39,10 @@
 // un-normalised partials that text_split_reduce.comp combines; or the last
 // split of each row to finish combines them (text_split_combine.glsl), which
 // saves the reduce dispatch and its barrier.
+// The last split's merge (text_split_combine.glsl) keeps this many partials'
+// loads in flight per invocation; the planner lets the last split combine
+// where each of its invocations reads at most two such rounds.
+#define TEXT_LAST_SPLIT_MERGE_LOADS 16
 #define TEXT_SPLIT_NONE 0
 #define TEXT_SPLIT_PARTIALS 1
 #define TEXT_SPLIT_LAST_COMBINES 2

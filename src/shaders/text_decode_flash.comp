@@ -75,6 +75,10 @@ shared vec2 merge_ml[NSG * HEAD_GROUP];
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
+// The last split's merge borrows the merge area (text_split_combine.glsl).
+#define COMBINE_POOL_VEC4S TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)
+void combine_put(uint i, vec4 v) { merge_acc[i] = v; }
+vec4 combine_get(uint i) { return merge_acc[i]; }
 #include "text_split_combine.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
@@ -263,5 +267,5 @@ void main() {
     }
     text_write_row(b, split, qi, head0 + g, ci, o, mm, ll);
   }
-  text_split_combine(b, qi, head0, HEAD_GROUP);
+  text_split_combine(b, qi, head0);
 }

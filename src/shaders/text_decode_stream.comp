@@ -100,6 +100,10 @@ shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
+// The last split's merge borrows the staging words (text_split_combine.glsl).
+#define COMBINE_POOL_VEC4S STREAM_SHARED_WORDS(NW, D)
+void combine_put(uint i, vec4 v) { tile_pool[i] = floatBitsToUint(v); }
+vec4 combine_get(uint i) { return uintBitsToFloat(tile_pool[i]); }
 #include "text_split_combine.glsl"
 #ifdef STREAM_EMULATED
 #include "stream_fragment_emulated.glsl"
@@ -414,5 +418,5 @@ void main() {
     }
     text_write_row(b, split, 0u, head0 + h, ci, o, mm * LN2, ll);
   }
-  text_split_combine(b, 0u, head0, HEAD_GROUP);
+  text_split_combine(b, 0u, head0);
 }

@@ -7,7 +7,11 @@
 // text_common.glsl, text_partial_row.glsl, D4, and the partial_o / partial_ml
 // bindings readable.
 
-const uint PARTIAL_MERGE_LOADS = 8u;
+// Rounds of 8 where the includer does not set its own (the reduce, whose
+// lanes already share the splits of each column).
+#ifndef PARTIAL_MERGE_LOADS
+#define PARTIAL_MERGE_LOADS 8u
+#endif
 
 struct PartialMerge {
   float m;  // running maximum (natural-log units); -inf before any key

@@ -32,7 +32,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   // One split needs no reduce: the kernel normalises and writes the output itself.
   const bool split = tp.variant->kind == planner::Kind::split && g.splits > 1;
   const bool last_combines =
-      split && tp.variant->last_split_combines && !types.indirect && g.splits <= planner::kMostSplitsTheLastCombines;
+      split && tp.variant->last_split_combines && !types.indirect && planner::last_split_combines(g, p.head_dim, g.splits);
   PlanDispatch attention;
   // A pool past one binding is read through device addresses, by the same kernel built that way.
   attention.module = types.kv_by_address ? tp.variant->module_by_address() : tp.variant->module;
