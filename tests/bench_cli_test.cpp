@@ -96,6 +96,7 @@ TEST_F(BenchCli, SuiteByFileAsJsonLinesWithSkipReasons) {
     EXPECT_GT(rows[i]["gbps"].get<double>(), 0.0);
     EXPECT_EQ(rows[i]["kv_len"], 70);
     EXPECT_EQ(rows[i]["kv_heads"], 2);
+    EXPECT_EQ(rows[i]["input_sets"], 8);  // a few KiB of K/V: the most sets a timed call rotates among
   }
   EXPECT_EQ(rows[1]["page_size"], 16);
   EXPECT_EQ(rows[2]["status"], "skipped");

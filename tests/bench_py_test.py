@@ -82,6 +82,10 @@ class Join(unittest.TestCase):
         self.assertIn("| prefill B1 S2048 H32/8 D128 L2048 contiguous f16/f16 | prefill_b | 1.0000 | 51.5 (13.2%) | "
                       "0.2500 (flash) | 0.25 |", md)
         self.assertIn("### vision", md)
+        # A peer that replayed other input sets than vkattn rotated is named in the notes.
+        self.assertIn("peer rotated 1 input sets where vkattn rotated 8", by_case[
+            "decode B1 S1 H32/8 D128 L4096 contiguous f16/f16"]["peer_note"])
+        self.assertNotIn("input sets", by_case["decode B1 S1 H32/8 D128 L4096 paged ps16 f16/f16"]["peer_note"])
 
 
 if __name__ == "__main__":

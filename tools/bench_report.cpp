@@ -143,6 +143,7 @@ OrderedJson bench_row(const std::string& suite, const check::BenchSpec& spec, co
     if (ceilings.read_gbps > 0) j["bw_share"] = gbps / ceilings.read_gbps;
     if (ceilings.fp16_tflops > 0) j["peak_share"] = tflops / ceilings.fp16_tflops;
     j["ceilings"] = ceilings.source;
+    if (r.input_sets > 0) j["input_sets"] = r.input_sets;
   }
   j["bytes"] = r.bytes;
   j["flops"] = r.flops;

@@ -34,7 +34,11 @@ def join(vk_rows, peer_rows):
         if p is not None:
             row["peer_ms"] = p["ms"]
             row["peer_backend"] = p.get("backend", "")
-            row["peer_note"] = "; ".join(x for x in (p.get("layout_note", ""), p.get("gqa", "")) if x and x != "none")
+            sets = ""
+            if r.get("input_sets") and p.get("input_sets") and r["input_sets"] != p["input_sets"]:
+                sets = f"peer rotated {p['input_sets']} input sets where vkattn rotated {r['input_sets']}"
+            row["peer_note"] = "; ".join(x for x in (p.get("layout_note", ""), p.get("gqa", ""), sets)
+                                         if x and x != "none")
             if row["vk_ms"]:
                 row["ratio"] = p["ms"] / row["vk_ms"]
         out.append(row)

@@ -9,6 +9,12 @@ CUDA events, and the median replay time is divided by N, so launch overhead
 counts for neither side (vkattn is timed by GPU timestamps around one recorded
 command buffer). The best backend is kept. Writes one JSON line per case.
 
+Like vkattn, the captured calls rotate among the case's input sets (the
+"input_sets" of a `vkattn bench --json` row: enough copies of Q, K and V that
+together they exceed the L2, so repeats read memory, not the cache; one set
+when the input is a suite file). Replaying one set would serve a short
+decode's K/V from the L2 on this side only.
+
 What differs from vkattn's case, and is said in each row:
 - Q, K and V are all stored in the case's KV dtype (SDPA takes one dtype).
 - Paged cases are timed on the equivalent contiguous cache (SDPA has no page
@@ -22,6 +28,7 @@ What differs from vkattn's case, and is said in each row:
 usage (on the GPU machine):
   python3 bench/peers/torch_sdpa.py vk-decode.jsonl vk-prefill.jsonl [--runs 20] [--out torch.jsonl]
   python3 bench/peers/torch_sdpa.py bench/suites/vision.json
+  python3 bench/peers/torch_sdpa.py vk-decode.jsonl --input-sets 1   # every case on one set (a warm L2 for short ones)
 """
 import argparse
 import json
@@ -62,16 +69,17 @@ def has_enable_gqa(torch, F):
         return False
 
 
-def graph_ms(torch, fn, runs):
-    """Median ms of one call, from CUDA-graph replays of N captured calls."""
+def graph_ms(torch, fn, runs, sets=1):
+    """Median ms of one call, from CUDA-graph replays of N captured calls;
+    call i runs fn(i % sets), on input set i % sets."""
     # Eager warm-up (also compiles/initialises the backend), then an estimate to size N.
-    for _ in range(3):
-        fn()
+    for i in range(3):
+        fn(i % sets)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    for _ in range(5):
-        fn()
+    for i in range(5):
+        fn(i % sets)
     end.record()
     torch.cuda.synchronize()
     eager = max(start.elapsed_time(end) / 5, 1e-3)
@@ -79,13 +87,13 @@ def graph_ms(torch, fn, runs):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        for _ in range(2):
-            fn()
+        for i in range(2):
+            fn(i % sets)
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
+        for i in range(calls):
+            fn(i % sets)
     # Replays until clocks are up, then the timed ones.
     global _warmed
     warmup_ms = WARMUP_MS if _warmed else FIRST_WARMUP_MS
@@ -111,21 +119,15 @@ def graph_ms(torch, fn, runs):
     return statistics.median(times), min(times), max(times), calls
 
 
-def build_text(torch, c, gqa):
+def build_text(torch, c, gqa, sets):
     dt = getattr(torch, DTYPES[c["kv_dtype"]])
     b, s, h, hkv, d, L = c["batch"], c["seq_len"], c["heads"], c["kv_heads"], c["head_dim"], c["kv_len"]
-    q = torch.randn(b, h, s, d, device="cuda", dtype=dt)
-    k = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
-    v = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
     window = c.get("window", 0)
     causal = c.get("causal", True)
     mask, is_causal = None, False
-    if s == 1:
-        if window and window < L:  # the query at position L-1 sees the last `window` keys
-            k, v = k[:, :, L - window:], v[:, :, L - window:]
-    elif causal and s == L and not window:
+    if s > 1 and causal and s == L and not window:
         is_causal = True  # queries and keys aligned: PyTorch's top-left causal mask is the same
-    elif causal or window:
+    elif s > 1 and (causal or window):  # (a windowed decode attends to a view instead: one_set)
         qpos = torch.arange(L - s, L, device="cuda")[:, None]
         kpos = torch.arange(L, device="cuda")[None, :]
         allowed = torch.ones(s, L, dtype=torch.bool, device="cuda")
@@ -135,26 +137,37 @@ def build_text(torch, c, gqa):
             allowed &= kpos > qpos - window
         mask = allowed
     note = "enable_gqa" if gqa else "repeat_interleave"
-    if h != hkv and not gqa:
-        k, v = k.repeat_interleave(h // hkv, dim=1), v.repeat_interleave(h // hkv, dim=1)
     kwargs = {"attn_mask": mask, "is_causal": is_causal, "scale": c.get("scale")}
     if h != hkv and gqa:
         kwargs["enable_gqa"] = True
-    scores = b * h * s * k.shape[2]
-    return (q, k, v), kwargs, scores, (note if h != hkv else "none")
+
+    def one_set():
+        q = torch.randn(b, h, s, d, device="cuda", dtype=dt)
+        k = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
+        v = torch.randn(b, hkv, L, d, device="cuda", dtype=dt)
+        if s == 1 and window and window < L:  # the query at position L-1 sees the last `window` keys
+            k, v = k[:, :, L - window:], v[:, :, L - window:]
+        if h != hkv and not gqa:
+            k, v = k.repeat_interleave(h // hkv, dim=1), v.repeat_interleave(h // hkv, dim=1)
+        return q, k, v
+
+    tensors = [one_set() for _ in range(sets)]
+    scores = b * h * s * tensors[0][1].shape[2]
+    return tensors, kwargs, scores, (note if h != hkv else "none")
 
 
-def build_vision(torch, c):
+def build_vision(torch, c, sets):
     dt = getattr(torch, DTYPES[c["dtype"]])
     p, h, d = c["patches"], c["heads"], c["head_dim"]
-    q, k, v = (torch.randn(1, h, p, d, device="cuda", dtype=dt) for _ in range(3))
-    return (q, k, v), {"scale": c.get("scale")}, h * p * p, "none"
+    tensors = [tuple(torch.randn(1, h, p, d, device="cuda", dtype=dt) for _ in range(3)) for _ in range(sets)]
+    return tensors, {"scale": c.get("scale")}, h * p * p, "none"
 
 
-def time_case(torch, F, c, runs, gqa):
+def time_case(torch, F, c, runs, gqa, input_sets=None):
     family = c.get("family", "text")
+    sets = max(1, int(input_sets or c.get("input_sets", 1)))
     row = {"case": c["case"], "family": family, "peer": "torch_sdpa", "torch": torch.__version__,
-           "device": torch.cuda.get_device_name(), "key": list(suite.peer_key(c))}
+           "device": torch.cuda.get_device_name(), "key": list(suite.peer_key(c)), "input_sets": sets}
     if family == "text" and c.get("softcap", 0):
         return {**row, "status": "skipped", "reason": "softcap has no SDPA equivalent"}
     if family not in ("text", "vision"):
@@ -166,10 +179,10 @@ def time_case(torch, F, c, runs, gqa):
         if c.get("layout") in ("paged", "tiered"):
             row["layout_note"] = f"{c['layout']} case timed on the equivalent contiguous cache"
         row["dtype"] = c["kv_dtype"]
-        tensors, kwargs, scores, row["gqa"] = build_text(torch, c, gqa)
+        tensors, kwargs, scores, row["gqa"] = build_text(torch, c, gqa, sets)
     else:
         row["dtype"] = c["dtype"]
-        tensors, kwargs, scores, row["gqa"] = build_vision(torch, c)
+        tensors, kwargs, scores, row["gqa"] = build_vision(torch, c, sets)
     results = {}
     for name, backend in backends(torch):
         if name == "math" and scores > MATH_MAX_SCORES:
@@ -178,7 +191,7 @@ def time_case(torch, F, c, runs, gqa):
         try:
             from torch.nn.attention import sdpa_kernel
             with sdpa_kernel([backend]):
-                ms = graph_ms(torch, lambda: F.scaled_dot_product_attention(*tensors, **kwargs), runs)
+                ms = graph_ms(torch, lambda i: F.scaled_dot_product_attention(*tensors[i], **kwargs), runs, sets)
             results[name] = {"ms": ms[0], "min_ms": ms[1], "max_ms": ms[2], "calls_per_graph": ms[3]}
         except torch.cuda.OutOfMemoryError:
             raise
@@ -199,6 +212,8 @@ def main():
     ap.add_argument("inputs", nargs="+", help="suite files or `vkattn bench --json` outputs")
     ap.add_argument("--runs", type=int, default=20, help="timed graph replays per backend (median)")
     ap.add_argument("--filter", default="", help="only cases whose name contains this text")
+    ap.add_argument("--input-sets", type=int, default=0,
+                    help="input sets to rotate among for every case (default: each row's input_sets, else 1)")
     ap.add_argument("--out", help="write JSON lines here (default: stdout)")
     args = ap.parse_args()
 
@@ -219,7 +234,7 @@ def main():
     for i, c in enumerate(cases):
         print(f"[{i + 1}/{len(cases)}] case {c['case']}", file=sys.stderr, flush=True)
         try:
-            row = time_case(torch, F, c, args.runs, gqa)
+            row = time_case(torch, F, c, args.runs, gqa, args.input_sets)
         except torch.cuda.OutOfMemoryError as e:
             row = {"case": c["case"], "key": list(suite.peer_key(c)), "status": "skipped",
                    "reason": f"out of memory: {str(e).splitlines()[0][:160]}"}

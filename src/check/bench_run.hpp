@@ -42,6 +42,7 @@ struct BenchRecord {
   ReplayTiming timing;       // runs == 0: not timed
   double bytes = 0.0;        // a perfect kernel's bytes (probes: bytes read)
   double flops = 0.0;
+  uint32_t input_sets = 0;   // input sets the timed copies rotated among (check/timing.hpp); 0: none
   // Parity with the oracle: rows checked of all output rows (0: not checked).
   uint64_t checked_rows = 0, total_rows = 0;
   double rel_err = 0.0;

@@ -326,6 +326,7 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
     copy.page_table = t.page_table;
     sets.push_back(copy);
   }
+  r.input_sets = uint32_t(sets.size());
   if (quantized) {
     fill_quantized_sets(ctx, c, sets);
   } else {

@@ -46,6 +46,7 @@ BenchRecord run_vision_bench(Context& ctx, const VisionCase& c, const BenchRunOp
   for (uint32_t i = 1; i < rotation_sets(t.k.bytes() + t.v.bytes()); ++i)
     sets.push_back({ctx.tensor(c.dtype, shape), ctx.tensor(c.dtype, shape), ctx.tensor(c.dtype, shape),
                     ctx.tensor(c.out, shape)});
+  r.input_sets = uint32_t(sets.size());
   {
     Recorder fill(ctx);
     for (const auto& set : sets) record_fill_inputs(fill, set.q, set.k, set.v);
