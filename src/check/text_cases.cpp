@@ -490,6 +490,13 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     c.splits = 40;
     set_layout(c, KvLayout::contiguous);
     flash_decode.push_back({c, "mqa8 40 splits"});
+    // Four query heads: 64 columns at D64, so three invocations share each
+    // of decode_stream's 33 splits (a lane count that divides nothing).
+    TextCase g = make(1, 1, 4, 1, 64, full ? 6000 : 1500);
+    g.params.start_pos = {g.params.kv_len[0] - 1};
+    g.splits = 33;
+    set_layout(g, KvLayout::contiguous);
+    flash_decode.push_back({g, "gqa4 33 splits"});
   }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);

@@ -27,8 +27,10 @@ namespace {
 uint32_t max_warps_per_compute_unit(uint32_t warp_dim) { return warp_dim <= 64 ? 16 : 8; }
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
 constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
-// The most splits a second workgroup per compute unit may bring (below).
+// The most splits a second workgroup per compute unit may bring on any walk,
+// and the tiles each walker must walk for it to bring more (below).
 constexpr uint32_t kMostSplitsForASecondWorkgroup = 16;
+constexpr uint32_t kMinTilesPerWalkerPastThatBound = 4;
 
 }  // namespace
 
@@ -77,15 +79,22 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
                                  {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
                                   kKeysPerSplitUnknownDevice, true});
   };
-  // A second workgroup per compute unit doubles the splits. It pays where the
-  // split count stays at kMostSplitsForASecondWorkgroup, where the last split combines (H100, 2026-12-05, D64 8-warp workgroups: B8
-  // H32/8 L32768 2 -> 4 splits 1.13x, B32-B64 H8/1 L32768 1.08-1.09x, MQA B4
-  // H32/1 1.09x); past that bound the reduce dispatch costs more than the
-  // second workgroup gives, on short walks and long ones (B1 H32/8 L32768
-  // 16 -> 33 splits 0.94x, B8 H8/1 L32768 0.92x, B1 H8/1 L32768 0.93x).
+  // A second workgroup per compute unit doubles the splits. It pays up to
+  // kMostSplitsForASecondWorkgroup splits (H100, 2026-12-05, D64 8-warp
+  // workgroups: B8 H32/8 L32768 2 -> 4 splits 1.13x, B32-B64 H8/1 L32768
+  // 1.08-1.09x, MQA B4 H32/1 1.09x). Past it, only where each walker still
+  // walks kMinTilesPerWalkerPastThatBound tiles and the last split merges the
+  // partials in one round of loads (H100, same day, --splits: B1 H32/8 D64
+  // L32768, 8 tiles a walker, 16 -> 33 splits 0.0365 -> 0.0345 ms; L4096, one
+  // tile a walker, 16 -> 32 splits 0.0147 -> 0.0153; B8 H8/1 L32768, two
+  // rounds of 16 and one, 0.0362 -> 0.0365); where the reduce dispatch would
+  // follow it lost on every walk (B1 H32/8 L32768 0.94x, B1 H8/1 L32768 0.93x).
   g.merge_pool_vec4s = STREAM_SHARED_WORDS(warps, s.head_dim);
   g.splits = splits_at(per_compute_unit);
-  if (g.splits > kMostSplitsForASecondWorkgroup) g.splits = splits_at(1);
+  const uint64_t walkers = warps / dim_split;
+  const bool long_walks = s.kv_len_max() >= uint64_t(g.splits) * walkers * kMinTilesPerWalkerPastThatBound * STREAM_KEYS;
+  const bool one_round = last_split_partials_per_invocation(g, s.head_dim, g.splits) <= TEXT_LAST_SPLIT_MERGE_LOADS;
+  if (g.splits > kMostSplitsForASecondWorkgroup && !(long_walks && one_round)) g.splits = splits_at(1);
   return {g, ""};
 }
 
