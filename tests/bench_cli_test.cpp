@@ -177,7 +177,7 @@ TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
   const std::string shape = "bench --heads 32 --kv-heads 8 --head-dim 128 --kv-len 1024 --q-dtype f32 --kv-dtype f16";
   const Result split = run(shape + " --runs 2 --json --splits 3");
   ASSERT_EQ(split.status, 0) << split.output;
-  EXPECT_EQ(json_lines(split.output)[0]["parity"], "pass");
+  EXPECT_EQ(json_lines(split.output)[0]["parity"], "pass") << split.output;
   const Result bad = run(shape + " --runs 1 --variant decode_streaming_f16kv --splits 3");
   EXPECT_EQ(bad.status, 1);
   EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));

@@ -64,10 +64,10 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   // loads and rounding it down does not, down: a few percent fewer workgroups
   // for a merge of one round (B1 with 32 KV heads: 17 splits, two rounds of
   // one load, or 16 in one).
-  if (last_split_partials_per_invocation(g, s.head_dim, g.splits) > TEXT_LAST_SPLIT_MERGE_LOADS) {
+  if (!last_split_merges_in_one_round(g, s.head_dim, g.splits)) {
     const uint32_t down =
         device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
-    if (last_split_partials_per_invocation(g, s.head_dim, down) <= TEXT_LAST_SPLIT_MERGE_LOADS) g.splits = down;
+    if (last_split_merges_in_one_round(g, s.head_dim, down)) g.splits = down;
   }
   return {g, ""};
 }

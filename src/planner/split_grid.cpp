@@ -14,12 +14,9 @@ uint64_t granules(uint32_t keys) { return uint64_t(std::max(1u, split_length_buc
 uint32_t last_split_partials_per_invocation(const TextGeometry& g, uint32_t head_dim, uint32_t splits) {
   const uint32_t wg = std::max(1u, g.workgroup_size);
   const uint32_t columns = std::max(1u, g.head_group * head_dim / 4);
-  if (wg >= 2 * columns && g.merge_pool_vec4s >= 2 * wg) {
-    const uint32_t rounds = (splits + TEXT_LAST_SPLIT_MERGE_LOADS - 1) / TEXT_LAST_SPLIT_MERGE_LOADS;
-    const uint32_t lanes = std::max(1u, std::min(wg / columns, rounds));
-    return (splits + lanes - 1) / lanes;
-  }
-  return (columns + wg - 1) / wg * splits;
+  const uint32_t lanes = std::max(1u, uint32_t(TEXT_LAST_SPLIT_LANES(wg, columns, g.merge_pool_vec4s, splits)));
+  // One lane per column walks every split of each column it holds.
+  return lanes > 1 ? (splits + lanes - 1) / lanes : (columns + wg - 1) / wg * splits;
 }
 
 uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,

@@ -41,15 +41,17 @@ struct SplitPolicy {
 constexpr uint32_t kMostPartialsPerMergingInvocation = 2 * TEXT_LAST_SPLIT_MERGE_LOADS;
 
 // Partials one invocation of the last split's merge reads for a geometry of
-// `splits` splits (mirrors text_split_combine.glsl's combine_lanes: the
-// invocations share each output column where there are at least twice as many
-// as columns and the borrowed shared memory holds two vec4s per invocation, and
-// no more invocations share a column than make each one's list one round).
+// `splits` splits (the lanes per column of TEXT_LAST_SPLIT_LANES, as
+// text_split_combine.glsl counts them).
 uint32_t last_split_partials_per_invocation(const TextGeometry& g, uint32_t head_dim, uint32_t splits);
 
 // Whether the last split combines `splits` partials itself.
 inline bool last_split_combines(const TextGeometry& g, uint32_t head_dim, uint32_t splits) {
   return last_split_partials_per_invocation(g, head_dim, splits) <= kMostPartialsPerMergingInvocation;
+}
+// Whether it does so in one round of loads per invocation.
+inline bool last_split_merges_in_one_round(const TextGeometry& g, uint32_t head_dim, uint32_t splits) {
+  return last_split_partials_per_invocation(g, head_dim, splits) <= TEXT_LAST_SPLIT_MERGE_LOADS;
 }
 
 // `workgroups_per_split` workgroups run each split (batch x heads of the grid).

@@ -93,8 +93,9 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   g.splits = splits_at(per_compute_unit);
   const uint64_t walkers = warps / dim_split;
   const bool long_walks = s.kv_len_max() >= uint64_t(g.splits) * walkers * kMinTilesPerWalkerPastThatBound * STREAM_KEYS;
-  const bool one_round = last_split_partials_per_invocation(g, s.head_dim, g.splits) <= TEXT_LAST_SPLIT_MERGE_LOADS;
-  if (g.splits > kMostSplitsForASecondWorkgroup && !(long_walks && one_round)) g.splits = splits_at(1);
+  if (g.splits > kMostSplitsForASecondWorkgroup &&
+      !(long_walks && last_split_merges_in_one_round(g, s.head_dim, g.splits)))
+    g.splits = splits_at(1);
   return {g, ""};
 }
 

@@ -43,6 +43,15 @@
 // loads in flight per invocation; the planner lets the last split combine
 // where each of its invocations reads at most two such rounds.
 #define TEXT_LAST_SPLIT_MERGE_LOADS 16
+// Invocations of that merge sharing each of its `columns` output columns
+// (heads x D/4): several where the workgroup has at least twice as many
+// invocations as columns and the shared memory lent to the merge holds two
+// vec4s per invocation, and no more than make each one's list of `splits`
+// one round of loads. Shader and planner (split_grid.cpp) both use it.
+#define TEXT_LAST_SPLIT_ROUNDS(splits) (((splits) + TEXT_LAST_SPLIT_MERGE_LOADS - 1u) / TEXT_LAST_SPLIT_MERGE_LOADS)
+#define TEXT_LAST_SPLIT_LANES(wg, columns, pool_vec4s, splits)                                  \
+  ((wg) < 2u * (columns) || (pool_vec4s) < 2u * (wg) ? 1u                                        \
+   : (wg) / (columns) < TEXT_LAST_SPLIT_ROUNDS(splits) ? (wg) / (columns) : TEXT_LAST_SPLIT_ROUNDS(splits))
 #define TEXT_SPLIT_NONE 0
 #define TEXT_SPLIT_PARTIALS 1
 #define TEXT_SPLIT_LAST_COMBINES 2

@@ -77,8 +77,8 @@ shared vec2 merge_ml[NSG * HEAD_GROUP];
 #include "text_row_write.glsl"
 // The last split's merge borrows the merge area (text_split_combine.glsl).
 #define COMBINE_POOL_VEC4S TEXT_FLASH_MERGE_VEC4S(NSG, HEAD_GROUP, D)
-void combine_put(uint i, vec4 v) { merge_acc[i] = v; }
-vec4 combine_get(uint i) { return merge_acc[i]; }
+void merge_lanes_put(uint i, vec4 v) { merge_acc[i] = v; }
+vec4 merge_lanes_get(uint i) { return merge_acc[i]; }
 #include "text_split_combine.glsl"
 
 // Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.

@@ -102,8 +102,8 @@ shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits
 #include "text_row_write.glsl"
 // The last split's merge borrows the staging words (text_split_combine.glsl).
 #define COMBINE_POOL_VEC4S STREAM_SHARED_WORDS(NW, D)
-void combine_put(uint i, vec4 v) { tile_pool[i] = floatBitsToUint(v); }
-vec4 combine_get(uint i) { return uintBitsToFloat(tile_pool[i]); }
+void merge_lanes_put(uint i, vec4 v) { tile_pool[i] = floatBitsToUint(v); }
+vec4 merge_lanes_get(uint i) { return uintBitsToFloat(tile_pool[i]); }
 #include "text_split_combine.glsl"
 #ifdef STREAM_EMULATED
 #include "stream_fragment_emulated.glsl"

@@ -4,8 +4,9 @@
 // the partials of splits first, first + step, ... with PARTIAL_MERGE_LOADS of
 // them in flight, since one load per split in turn costs a memory round trip
 // each. The result agrees with a max pass first to rounding. Include after
-// text_common.glsl, text_partial_row.glsl, D4, and the partial_o / partial_ml
-// bindings readable.
+// text_common.glsl, text_partial_row.glsl, WG, D4, the partial_o / partial_ml
+// bindings readable, and merge_lanes_put / merge_lanes_get: 2 x WG vec4s of
+// shared memory (partial_merge_lanes).
 
 // Rounds of 8 where the includer does not set its own (the reduce, whose
 // lanes already share the splits of each column).
@@ -46,6 +47,27 @@ PartialMerge partial_merge_splits(uint b, uint qi, uint h, uint ci, uint first, 
     }
     [[unroll]] for (uint u = 0; u < PARTIAL_MERGE_LOADS; ++u) {
       if (s0 + u * step < pc.num_splits) partial_merge_add(r, ml[u].x, ml[u].y, po[u]);
+    }
+  }
+  return r;
+}
+
+// Invocation tid (of WG) merges every `lanes`-th split from lane tid / columns
+// of output column (h, ci), tid % columns; the lanes' merges then meet in
+// shared memory, and invocations tid < columns return their column's whole
+// merge (the others, their lane's). lanes <= WG / columns. Call from uniform
+// control flow (it has a barrier).
+PartialMerge partial_merge_lanes(uint b, uint qi, uint h, uint ci, uint columns, uint lanes) {
+  const uint tid = gl_LocalInvocationIndex, lane = tid / columns;
+  PartialMerge r = partial_merge_empty();
+  if (lane < lanes) r = partial_merge_splits(b, qi, h, ci, lane, lanes);
+  merge_lanes_put(tid, r.o);
+  merge_lanes_put(WG + tid, vec4(r.m, r.l, 0.0, 0.0));
+  barrier();
+  if (tid < columns) {
+    for (uint i = 1u; i < lanes; ++i) {
+      const vec4 ml = merge_lanes_get(WG + tid + i * columns);
+      partial_merge_add(r, ml.x, ml.y, merge_lanes_get(tid + i * columns));
     }
   }
   return r;

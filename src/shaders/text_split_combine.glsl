@@ -9,11 +9,11 @@
 // workgroup reads what other compute units wrote, past its own cache.
 //
 // The includer lends the merge shared memory that is free once its partials
-// are written: COMBINE_POOL_VEC4S vec4s, through combine_put and
-// combine_get. Where the workgroup has at least twice the invocations of the
-// output's columns (heads x D4), several of them share each column,
-// each walking every such-th split, and their merges meet in that
-// memory: long split lists are then read in parallel, not one by one.
+// are written: COMBINE_POOL_VEC4S vec4s, through merge_lanes_put and
+// merge_lanes_get (text_partial_merge.glsl's partial_merge_lanes). Where
+// TEXT_LAST_SPLIT_LANES says so, several invocations share each output
+// column and their merges meet in that memory: long split lists are then
+// read in parallel, not one by one.
 #define PARTIAL_MERGE_LOADS TEXT_LAST_SPLIT_MERGE_LOADS
 #include "text_partial_merge.glsl"
 
@@ -22,14 +22,6 @@ layout(std430, binding = TEXT_BIND_SPLIT_ARRIVALS) coherent buffer SplitArrivals
 shared bool split_is_last;
 
 const uint COMBINE_COLUMNS = HEAD_GROUP * D4;
-// Branches, not one constant expression: this glslang cannot fold the
-// condition into a specialization constant; the driver folds the branches.
-// As many lanes as make each one's list a round of loads, no more.
-uint combine_lanes() {
-  if (WG < 2u * COMBINE_COLUMNS) return 1u;
-  if (COMBINE_POOL_VEC4S < 2u * WG) return 1u;
-  return min(WG / COMBINE_COLUMNS, (pc.num_splits + PARTIAL_MERGE_LOADS - 1u) / PARTIAL_MERGE_LOADS);
-}
 
 // Called by every invocation, in uniform control flow, once the workgroup's
 // partials of the HEAD_GROUP heads from head0 of query row (b, qi) are written.
@@ -43,7 +35,7 @@ void text_split_combine(uint b, uint qi, uint head0) {
   barrier();
   if (!split_is_last) return;
   memoryBarrierBuffer();  // the count read before the other splits' partials
-  const uint lanes = combine_lanes();
+  const uint lanes = TEXT_LAST_SPLIT_LANES(WG, COMBINE_COLUMNS, COMBINE_POOL_VEC4S, pc.num_splits);
   if (lanes == 1u) {
     for (uint e = tid; e < COMBINE_COLUMNS; e += WG) {
       const uint h = head0 + e / D4, ci = e % D4;
@@ -51,20 +43,10 @@ void text_split_combine(uint b, uint qi, uint head0) {
       text_write_output(b, qi, h, ci, text_normalise(r.o, r.l));
     }
   } else {
-    const uint e = tid % COMBINE_COLUMNS, lane = tid / COMBINE_COLUMNS;
+    const uint e = tid % COMBINE_COLUMNS;
     const uint h = head0 + e / D4, ci = e % D4;
-    PartialMerge r = partial_merge_empty();
-    if (lane < lanes) r = partial_merge_splits(b, qi, h, ci, lane, lanes);
-    combine_put(tid, r.o);
-    combine_put(WG + tid, vec4(r.m, r.l, 0.0, 0.0));
-    barrier();
-    if (tid < COMBINE_COLUMNS) {
-      for (uint i = 1u; i < lanes; ++i) {
-        const vec4 ml = combine_get(WG + tid + i * COMBINE_COLUMNS);
-        partial_merge_add(r, ml.x, ml.y, combine_get(tid + i * COMBINE_COLUMNS));
-      }
-      text_write_output(b, qi, h, ci, text_normalise(r.o, r.l));
-    }
+    const PartialMerge r = partial_merge_lanes(b, qi, h, ci, COMBINE_COLUMNS, lanes);
+    if (tid < COMBINE_COLUMNS) text_write_output(b, qi, h, ci, text_normalise(r.o, r.l));
   }
   if (tid == 0u) split_arrivals[counter] = 0u;
 }

@@ -33,30 +33,20 @@ const uint D4 = D / 4;
 const uint SPLIT_LANES = WG / D4 > 0 ? WG / D4 : 1;
 
 #include "text_partial_row.glsl"
+shared vec4 lane_pool[2 * WG];  // the lanes' merges: o, then (m, l)
+void merge_lanes_put(uint i, vec4 v) { lane_pool[i] = v; }
+vec4 merge_lanes_get(uint i) { return lane_pool[i]; }
 #include "text_partial_merge.glsl"
-
-shared vec2 lane_merge[WG];  // per lane: its running max and sum
-shared vec4 lane_o[WG];
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint qh = gl_WorkGroupID.x;  // qi * H + h
   const uint b = gl_WorkGroupID.y;
-  // Step 1: each lane merges every SPLIT_LANES-th split for its column, in one pass.
-  const uint lane = tid / D4, c = tid % D4;
+  // Each lane merges every SPLIT_LANES-th split for its column, in one pass;
+  // lane 0 of each column merges the other lanes' and writes.
   const uint qi = qh / pc.num_heads, h = qh % pc.num_heads;
-  PartialMerge r = partial_merge_empty();
-  if (lane < SPLIT_LANES) r = partial_merge_splits(b, qi, h, c, lane, SPLIT_LANES);
-  lane_merge[tid] = vec2(r.m, r.l);
-  lane_o[tid] = r.o;
-  barrier();
-
-  // Step 2: lane 0 of each column merges the other lanes and writes.
+  const PartialMerge r = partial_merge_lanes(b, qi, h, tid % D4, D4, SPLIT_LANES);
   if (tid < D4) {
-    for (uint i = 1; i < SPLIT_LANES; ++i) {
-      const vec2 ml = lane_merge[tid + i * D4];
-      partial_merge_add(r, ml.x, ml.y, lane_o[tid + i * D4]);
-    }
     const uvec4 w = pack_vec4(O_TYPE, text_normalise(r.o, r.l));
     const uint chunk = o_row_elem(b, qi, h) / 4u + tid;
     if (O_TYPE == DTYPE_F32) o_words4[chunk] = w;
