@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "vk/check.hpp"
 #include "vk/recorder_impl.hpp"
@@ -67,35 +68,48 @@ void RecorderImpl::ensure_recording() {
   recording_ = true;
 }
 
-void RecorderImpl::order_against(std::span<const BufferRef> buffers, bool indirect_args) {
-  // Earlier work of the caller's may still write our inputs; barrier() asks for one.
-  bool hazard = first_command_ || barrier_requested_;
-  barrier_requested_ = false;
-  for (auto& b : buffers) {
-    if (written_.count(b.buffer)) hazard = true;
-    if (b.access != Access::read && read_.count(b.buffer)) hazard = true;
-  }
-  if (hazard) {
+namespace {
+// What a barrier's destination covers for each consumer (hazard_tracker.hpp).
+struct ConsumerScope {
+  VkPipelineStageFlags stage;
+  VkAccessFlags access;
+};
+constexpr std::array<ConsumerScope, kConsumers> kConsumerScopes = {{
+    {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT},
+    {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT},
+    {VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, VK_ACCESS_INDIRECT_COMMAND_READ_BIT},
+}};
+}  // namespace
+
+void RecorderImpl::order_against(std::span<const BufferRef> buffers, Consumer consumer,
+                                 const BufferRef* indirect_args) {
+  std::vector<BufferUse> uses;
+  uses.reserve(buffers.size() + 1);
+  for (auto& b : buffers) uses.push_back({b.buffer, b.access, consumer});
+  if (indirect_args) uses.push_back({indirect_args->buffer, Access::read, Consumer::indirect_fetch});
+  // The first command waits for the caller's earlier work (host writes, any
+  // stage), which nothing here tracked, for every consumer at once.
+  const ConsumerMask needed = first_command_ ? kEveryConsumer : hazards_.needed(uses);
+  if (needed) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     if (first_command_) mb.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    VkPipelineStageFlags src = first_command_ ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT
-                                              : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
-                               VK_PIPELINE_STAGE_TRANSFER_BIT;
+    const VkPipelineStageFlags src = first_command_ ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT
+                                                    : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkPipelineStageFlags dst = 0;
+    for (size_t c = 0; c < kConsumers; ++c) {
+      if (!(needed & consumer_bit(static_cast<Consumer>(c)))) continue;
+      dst |= kConsumerScopes[c].stage;
+      mb.dstAccessMask |= kConsumerScopes[c].access;
+    }
     rt_.vk().vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
-    written_.clear();
-    read_.clear();
+    hazards_.barrier_recorded(needed);
     first_command_ = false;
   }
-  (void)indirect_args;
-  for (auto& b : buffers) {
-    if (b.access != Access::read) written_.insert(b.buffer);
-    if (b.access != Access::write) read_.insert(b.buffer);
+  hazards_.recorded(uses);
+  for (auto& b : buffers)
     if (b.keep) retained_.push_back(b.keep);
-  }
+  if (indirect_args && indirect_args->keep) retained_.push_back(indirect_args->keep);
 }
 
 VkDescriptorSet RecorderImpl::allocate_set(const Pipeline& p) {
@@ -161,7 +175,7 @@ void RecorderImpl::dispatch(const Pipeline& p, std::span<const BufferRef> buffer
                                                     lim[0], lim[1], lim[2], gx, gy, gz));
   if (gx == 0 || gy == 0 || gz == 0) return;
   ensure_recording();
-  order_against(buffers);
+  order_against(buffers, Consumer::shader);
   bind(p, buffers, push);
   rt_.vk().vkCmdDispatch(cb_, gx, gy, gz);
   ++dispatches_;
@@ -170,9 +184,7 @@ void RecorderImpl::dispatch(const Pipeline& p, std::span<const BufferRef> buffer
 void RecorderImpl::dispatch_indirect(const Pipeline& p, std::span<const BufferRef> buffers,
                                      std::span<const std::byte> push, const BufferRef& args) {
   ensure_recording();
-  std::vector<BufferRef> all(buffers.begin(), buffers.end());
-  all.push_back({args.buffer, args.offset, 12, Access::read});
-  order_against(all, true);
+  order_against(buffers, Consumer::shader, &args);
   bind(p, buffers, push);
   rt_.vk().vkCmdDispatchIndirect(cb_, args.buffer, args.offset);
   ++dispatches_;
@@ -182,7 +194,7 @@ void RecorderImpl::fill(const BufferRef& dst, uint32_t value) {
   ensure_recording();
   BufferRef w = dst;
   w.access = Access::write;
-  order_against(std::span(&w, 1));
+  order_against(std::span(&w, 1), Consumer::transfer);
   rt_.vk().vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.range, value);
 }
 
@@ -212,7 +224,7 @@ void RecorderImpl::update(const BufferRef& dst, std::span<const std::byte> bytes
   ensure_recording();
   BufferRef w = dst;
   w.access = Access::write;
-  order_against(std::span(&w, 1));
+  order_against(std::span(&w, 1), Consumer::transfer);
   rt_.vk().vkCmdUpdateBuffer(cb_, dst.buffer, dst.offset, bytes.size(), bytes.data());
 }
 
@@ -286,8 +298,7 @@ void RecorderImpl::reset() {
   sets_in_last_pool_ = 0;
   next_query_ = 0;
   queries_reset_ = false;
-  written_.clear();
-  read_.clear();
+  hazards_.order_everything();
   first_command_ = true;
   dispatches_ = 0;
   bound_.clear();

@@ -6,11 +6,11 @@
 
 #include <cstddef>
 #include <memory>
-#include <set>
 #include <span>
 #include <vector>
 
 #include "vk/allocation.hpp"
+#include "vk/hazard_tracker.hpp"
 #include "vk/pipeline_cache.hpp"
 #include "vkattn/tensor.hpp"
 
@@ -21,8 +21,6 @@ class Context;
 namespace vkattn::vk {
 
 class Runtime;
-
-enum class Access : uint8_t { read, write, read_write };
 
 struct BufferRef {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -64,8 +62,8 @@ class RecorderImpl {
   void update(const BufferRef& dst, std::span<const std::byte> bytes);
 
   uint32_t timestamp();
-  // The next command waits for everything recorded before it.
-  void barrier() { barrier_requested_ = true; }
+  // Every later command waits for everything recorded before it.
+  void barrier() { hazards_.order_everything(); }
   void submit();
   void wait();
   double elapsed_ms(uint32_t from, uint32_t to);
@@ -80,9 +78,11 @@ class RecorderImpl {
  private:
   void ensure_recording();
   void release_zeroed();
-  // Inserts a barrier when `buffers` touch memory an earlier command wrote,
-  // or write memory an earlier command still reads.
-  void order_against(std::span<const BufferRef> buffers, bool indirect_args = false);
+  // Inserts a barrier when `buffers` (used by `consumer`) or `indirect_args`
+  // (fetched as a dispatch's workgroup counts) touch memory an earlier
+  // command wrote, or write memory an earlier command still reads; its
+  // destination covers only the consumers that need it.
+  void order_against(std::span<const BufferRef> buffers, Consumer consumer, const BufferRef* indirect_args = nullptr);
   VkDescriptorSet allocate_set(const Pipeline& p);
   void bind(const Pipeline& p, std::span<const BufferRef> buffers, std::span<const std::byte> push);
 
@@ -93,7 +93,6 @@ class RecorderImpl {
   bool external_ = false;
   bool recording_ = false;
   bool ended_ = false;
-  bool barrier_requested_ = false;
   bool submitted_ = false;
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
@@ -101,7 +100,7 @@ class RecorderImpl {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t next_query_ = 0;
   bool queries_reset_ = false;
-  std::set<VkBuffer> written_, read_;
+  HazardTracker hazards_;
   std::vector<std::shared_ptr<Allocation>> scratch_;
   std::vector<std::shared_ptr<Allocation>> zeroed_;
   std::vector<std::shared_ptr<Allocation>> retained_;
