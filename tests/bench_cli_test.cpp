@@ -37,6 +37,13 @@ std::vector<nlohmann::json> json_lines(const std::string& s) {
   return out;
 }
 
+// `vkattn bench ARGS` with no first-run limit: a CPU device shared with
+// other tests can take seconds for a call it runs in milliseconds alone, and
+// a case skipped for that would fail these tests for the machine's load.
+Result bench(const std::string& args, bool stdout_only = false) {
+  return run("bench " + args + " --max-run-ms 1e9", stdout_only);
+}
+
 class BenchCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -60,7 +67,7 @@ constexpr const char* kSuite = R"({"suite": "mine", "defaults": {"heads": 4, "kv
   "cases": [{"batch": 64, "heads": 32, "kv_heads": 32, "head_dim": 256, "kv_len": 131072}]})";
 
 TEST_F(BenchCli, SuiteByNameRunsEveryFamilyWithProgress) {
-  const Result r = run("bench --suite smoke --runs 2");
+  const Result r = bench("--suite smoke --runs 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(lines_starting(r.output, "[").size(), 9u) << r.output;
   EXPECT_THAT(r.output, HasSubstr("[1/9] case decode B2 S1 H8/2 D64 L200 contiguous f16/f16"));
@@ -79,7 +86,7 @@ TEST_F(BenchCli, SuiteByNameRunsEveryFamilyWithProgress) {
 
 TEST_F(BenchCli, SuiteByFileAsJsonLinesWithSkipReasons) {
   const std::string file = write("mine.json", kSuite);
-  const Result r = run("bench --suite " + file + " --runs 2 --json");
+  const Result r = bench("--suite " + file + " --runs 2 --json");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
   ASSERT_EQ(rows.size(), 4u) << r.output;
@@ -111,12 +118,12 @@ TEST_F(BenchCli, SuiteByFileAsJsonLinesWithSkipReasons) {
 
 TEST_F(BenchCli, SuiteByNameFromTheEnvironmentsDirectory) {
   write("mine.json", kSuite);
-  const Result r = run("bench --suite mine --filter contiguous --runs 1 --dry-run");
+  const Result r = bench("--suite mine --filter contiguous --runs 1 --dry-run");
   EXPECT_NE(r.status, 0);  // not among the shipped suites
   EXPECT_THAT(r.output, HasSubstr("no suite named \"mine\""));
   EXPECT_THAT(r.output, HasSubstr("smoke"));  // it lists what it found
   setenv("VKATTN_BENCH_SUITES", dir_.c_str(), 1);
-  const Result found = run("bench --suite mine --dry-run");
+  const Result found = bench("--suite mine --dry-run");
   unsetenv("VKATTN_BENCH_SUITES");
   ASSERT_EQ(found.status, 0) << found.output;
   EXPECT_THAT(found.output, HasSubstr("suite mine: 3 cases"));
@@ -124,7 +131,7 @@ TEST_F(BenchCli, SuiteByNameFromTheEnvironmentsDirectory) {
 
 TEST_F(BenchCli, CsvHasAHeaderAndOneLinePerCase) {
   const std::string file = write("mine.json", kSuite);
-  const Result r = run("bench --suite " + file + " --runs 1 --csv");
+  const Result r = bench("--suite " + file + " --runs 1 --csv");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto header = lines_starting(r.output, "suite,case,family,status,");
   ASSERT_EQ(header.size(), 1u) << r.output;
@@ -138,21 +145,21 @@ TEST_F(BenchCli, CsvHasAHeaderAndOneLinePerCase) {
 }
 
 TEST_F(BenchCli, BadSuiteFilesNameTheField) {
-  const Result r = run("bench --suite " +
+  const Result r = bench("--suite " +
                        write("bad.json", R"({"grids": [{"axes": {"batch": [1, -2]}}]})") + " --dry-run");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("bad.json: grids[0].axes.batch[1]: expected a positive integer, got -2"));
-  const Result missing = run("bench --suite " + (dir_ / "none.json").string());
+  const Result missing = bench("--suite " + (dir_ / "none.json").string());
   EXPECT_EQ(missing.status, 2);
   EXPECT_THAT(missing.output, HasSubstr("suite file: cannot read"));
-  const Result unknown = run("bench --suite " +
+  const Result unknown = bench("--suite " +
                              write("u.json", R"({"cases": [{"heads": 4, "head_dim": 64, "qdtype": "f16"}]})"));
   EXPECT_EQ(unknown.status, 2);
   EXPECT_THAT(unknown.output, HasSubstr("cases[0].qdtype: unknown field \"qdtype\""));
 }
 
 TEST_F(BenchCli, CommandLineShape) {
-  const Result r = run("bench --batch 2 --heads 4 --kv-heads 2 --head-dim 64 --kv-len 100 --layout paged "
+  const Result r = bench("--batch 2 --heads 4 --kv-heads 2 --head-dim 64 --kv-len 100 --layout paged "
                        "--page-size 16 --q-dtype f32 --kv-dtype f16 --runs 2 --json");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
@@ -160,14 +167,14 @@ TEST_F(BenchCli, CommandLineShape) {
   EXPECT_EQ(rows[0]["case"], "decode B2 S1 H4/2 D64 L100 paged ps16 f32/f16");
   EXPECT_EQ(rows[0]["suite"], "command-line");
   EXPECT_EQ(rows[0]["parity"], "pass") << rows[0];
-  const Result prefill = run("bench --seq-len 40 --heads 2 --head-dim 64 --window 9 --no-causal --runs 1 --json");
+  const Result prefill = bench("--seq-len 40 --heads 2 --head-dim 64 --window 9 --no-causal --runs 1 --json");
   ASSERT_EQ(prefill.status, 0) << prefill.output;
   EXPECT_EQ(json_lines(prefill.output)[0]["case"], "prefill B1 S40 H2/2 D64 L40 contiguous f16/f16 noncausal w9");
 
-  const Result both = run("bench --suite smoke --heads 4 --head-dim 64");
+  const Result both = bench("--suite smoke --heads 4 --head-dim 64");
   EXPECT_EQ(both.status, 2);
   EXPECT_THAT(both.output, HasSubstr("expected --suite or a command-line shape (--heads ...), got both"));
-  const Result layout = run("bench --heads 4 --head-dim 64 --layout tiled");
+  const Result layout = bench("--heads 4 --head-dim 64 --layout tiled");
   EXPECT_EQ(layout.status, 2);
   EXPECT_THAT(layout.output, HasSubstr("command line: cases[0].layout: expected contiguous, ring, paged or tiered, got "
                                        "\"tiled\""));
@@ -188,13 +195,13 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
       "c.jsonl", R"({"family":"probe","status":"ok","probe":"read_bandwidth","gbps":200.0})" "\n"
                  R"({"family":"probe","status":"ok","probe":"coopmat_fp16","tflops":2.0})" "\n"
                  R"({"family":"probe","status":"ok","probe":"dispatch_floor","ms":0.01})" "\n");
-  const Result r = run("bench --heads 4 --head-dim 64 --kv-len 64 --runs 1 --json --ceilings " + ceilings);
+  const Result r = bench("--heads 4 --head-dim 64 --kv-len 64 --runs 1 --json --ceilings " + ceilings);
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
   EXPECT_EQ(rows[0]["ceilings"], "measured (" + ceilings + ")");
   EXPECT_DOUBLE_EQ(rows[0]["bw_share"].get<double>(), rows[0]["gbps"].get<double>() / 200.0);
   EXPECT_DOUBLE_EQ(rows[0]["peak_share"].get<double>(), rows[0]["tflops"].get<double>() / 2.0);
-  const Result bad = run("bench --heads 4 --head-dim 64 --ceilings " + write("x.jsonl", "{\"family\":\"text\"}\n"));
+  const Result bad = bench("--heads 4 --head-dim 64 --ceilings " + write("x.jsonl", "{\"family\":\"text\"}\n"));
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.output, HasSubstr("expected probe rows with status ok"));
 }
@@ -230,12 +237,12 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   EXPECT_EQ(lines_starting(table.output, "  pipeline ").size(), rows[0]["pipelines"].size()) << table.output;
   EXPECT_EQ(lines_starting(table.output, "    ").empty(), !offered) << table.output;
   // Cases recorded by the check kit (audio, head-major vision) list theirs too.
-  const Result audio = run("bench --suite smoke --filter audio --runs 1 --pipeline-stats --json");
+  const Result audio = bench("--suite smoke --filter audio --runs 1 --pipeline-stats --json");
   ASSERT_EQ(audio.status, 0) << audio.output;
   const auto audio_rows = json_lines(audio.output);
   ASSERT_TRUE(audio_rows[0].contains("pipelines")) << audio_rows[0];
   EXPECT_EQ(audio_rows[0]["pipelines"][0]["module"], "audio_attention") << audio_rows[0];
-  const Result plain = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --json");
+  const Result plain = bench("--heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --json");
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_FALSE(json_lines(plain.output)[0].contains("pipelines"));
   EXPECT_EQ(run(shape + " --dry-run").status, 2);
@@ -253,7 +260,7 @@ TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
                         "layout": [{"layout": "contiguous"}, {"layout": "paged", "page_size": 16}]}}],
     "cases": [{"layout": "tiered", "hot_window": 16, "kv_dtype": "i8"},
               {"layout": "tiered", "hot_window": 16, "cold_layout": "contiguous", "kv_dtype": "f16"}]})");
-  const Result r = run("bench --suite " + file + " --runs 2 --json");
+  const Result r = bench("--suite " + file + " --runs 2 --json");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
   ASSERT_EQ(rows.size(), 9u) << r.output;
@@ -277,15 +284,15 @@ TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
         << rows[i];
   }
   // The command line takes them too; bf16 Q with quantized K/V is refused by name.
-  const Result cli = run("bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 40 --kv-dtype i4 --layout paged --runs 1");
+  const Result cli = bench("--heads 4 --kv-heads 2 --head-dim 64 --kv-len 40 --kv-dtype i4 --layout paged --runs 1");
   ASSERT_EQ(cli.status, 0) << cli.output;
   EXPECT_THAT(line_starting(cli.output, "decode B1 S1 H4/2 D64 L40 paged ps16 f16/i4"),
               ::testing::MatchesRegex(".* decode_[a-z0-9_]+_i4kv +[0-9.]+ .* [0-9.]+e-[0-9]+$"))
       << cli.output;
-  const Result bad = run("bench --heads 4 --head-dim 64 --q-dtype bf16 --kv-dtype i8 --dry-run");
+  const Result bad = bench("--heads 4 --head-dim 64 --q-dtype bf16 --kv-dtype i8 --dry-run");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("q_dtype: expected f32 or f16 with kv_dtype i8, got bf16"));
-  const Result odd = run("bench --heads 4 --head-dim 64 --kv-dtype i3 --dry-run");
+  const Result odd = bench("--heads 4 --head-dim 64 --kv-dtype i3 --dry-run");
   EXPECT_THAT(odd.output, HasSubstr("expected f32, f16, bf16, i8 or i4, got \"i3\""));
 }
 
@@ -293,10 +300,10 @@ TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
 TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
   for (const char* s : {"models", "smoke", "decode", "decode-h200", "decode-sample", "decode-quant", "prefill",
                         "vision", "audio", "ceilings"}) {
-    const Result r = run("bench --dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
+    const Result r = bench("--dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }
-  const Result decode = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
+  const Result decode = bench("--dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
                             " --suite decode");
   const auto rows = json_lines(decode.output);
   ASSERT_EQ(rows.size(), 4u * 3 * 3 * 4 * 3 + 1);
@@ -307,7 +314,7 @@ TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
 }
 // The quantized decode suite fits the H200: nothing skipped.
 TEST_F(BenchCli, DecodeQuantSuiteFitsTheH200) {
-  const Result r = run("bench --dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
+  const Result r = bench("--dry-run --json --caps " + testing::caps_path("nvidia-h200.json") +
                        " --suite decode-quant");
   const auto rows = json_lines(r.output);
   ASSERT_EQ(rows.size(), 3u * 3 * 3 + 1) << r.output;
