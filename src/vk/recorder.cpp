@@ -87,15 +87,17 @@ void RecorderImpl::order_against(std::span<const BufferRef> buffers, Consumer co
   uses.reserve(buffers.size() + 1);
   for (auto& b : buffers) uses.push_back({b.buffer, b.access, consumer});
   if (indirect_args) uses.push_back({indirect_args->buffer, Access::read, Consumer::indirect_fetch});
-  // The first command waits for the caller's earlier work (host writes, any
-  // stage), which nothing here tracked, for every consumer at once.
-  const ConsumerMask needed = first_command_ ? kEveryConsumer : hazards_.needed(uses);
+  const ConsumerMask needed = hazards_.needed(uses);
   if (needed) {
+    // A consumer's first barrier in the recording also waits for the
+    // caller's earlier work (host writes, any stage), which nothing here
+    // tracked; later ones for this recorder's compute and transfer commands.
+    const bool after_caller = (needed & awaiting_caller_) != 0;
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    if (first_command_) mb.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
-    const VkPipelineStageFlags src = first_command_ ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT
-                                                    : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    if (after_caller) mb.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
+    const VkPipelineStageFlags src = after_caller ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT
+                                                  : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkPipelineStageFlags dst = 0;
     for (size_t c = 0; c < kConsumers; ++c) {
       if (!(needed & consumer_bit(static_cast<Consumer>(c)))) continue;
@@ -104,7 +106,7 @@ void RecorderImpl::order_against(std::span<const BufferRef> buffers, Consumer co
     }
     rt_.vk().vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
     hazards_.barrier_recorded(needed);
-    first_command_ = false;
+    awaiting_caller_ &= ~needed;
   }
   hazards_.recorded(uses);
   for (auto& b : buffers)
@@ -299,7 +301,7 @@ void RecorderImpl::reset() {
   next_query_ = 0;
   queries_reset_ = false;
   hazards_.order_everything();
-  first_command_ = true;
+  awaiting_caller_ = kEveryConsumer;
   dispatches_ = 0;
   bound_.clear();
 }

@@ -104,7 +104,8 @@ class RecorderImpl {
   std::vector<std::shared_ptr<Allocation>> scratch_;
   std::vector<std::shared_ptr<Allocation>> zeroed_;
   std::vector<std::shared_ptr<Allocation>> retained_;
-  bool first_command_ = true;
+  // Consumers whose barriers have not yet waited for the caller's work before this recording.
+  ConsumerMask awaiting_caller_ = kEveryConsumer;
   uint32_t dispatches_ = 0;
   std::vector<const Pipeline*> bound_;
 };
