@@ -168,12 +168,13 @@ TEST_F(BenchGpu, ReadProbeSumsEveryWord) {
   EXPECT_GE(r.max_ms, r.ms);
 }
 
-TEST_F(BenchGpu, DispatchFloorProbeFillsItsWordsBackToBack) {
+TEST_F(BenchGpu, DispatchFloorProbeFillsItsWordsBackToBackAndAlone) {
   const check::ProbeResult r = check::dispatch_floor_probe(ctx(), 3);
   if (!ctx().caps().timestamps) GTEST_SKIP() << r.reason;
   EXPECT_TRUE(r.supported);
   EXPECT_TRUE(r.checked) << r.detail;
   EXPECT_EQ(r.name, "dispatch_floor");
+  EXPECT_THAT(r.detail, ::testing::MatchesRegex(".*; alone in its recording [0-9]+\\.[0-9]+ ms"));
   EXPECT_GT(r.ms, 0.0);
   EXPECT_LE(r.min_ms, r.ms);
   EXPECT_GE(r.max_ms, r.ms);
