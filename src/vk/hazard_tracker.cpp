@@ -16,6 +16,7 @@ ConsumerMask HazardTracker::needed(std::span<const BufferUse> uses) const {
 void HazardTracker::barrier_recorded(ConsumerMask consumers) {
   for (size_t c = 0; c < kConsumers; ++c)
     if (consumers & consumer_bit(static_cast<Consumer>(c))) unordered_[c] = Unordered{{}, {}, false};
+  caller_unordered_ &= ~consumers;
 }
 
 void HazardTracker::recorded(std::span<const BufferUse> uses) {
@@ -32,6 +33,11 @@ void HazardTracker::recorded(std::span<const BufferUse> uses) {
 
 void HazardTracker::order_everything() {
   for (Unordered& since : unordered_) since = Unordered{};
+}
+
+void HazardTracker::begin_recording() {
+  order_everything();
+  caller_unordered_ = kEveryConsumer;
 }
 
 }  // namespace vkattn::vk

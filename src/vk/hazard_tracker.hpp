@@ -39,13 +39,19 @@ class HazardTracker {
   // command wrote, or writes what one read, since the last barrier that
   // covered its consumer.
   ConsumerMask needed(std::span<const BufferUse> uses) const;
+  // Whether the barrier covering `consumers` must also wait for the caller's
+  // work before the recording (host writes, any stage), which nothing here
+  // tracks: true for each consumer's first barrier in a recording.
+  bool waits_for_caller(ConsumerMask consumers) const { return (consumers & caller_unordered_) != 0; }
   // A barrier covering `consumers` was recorded.
   void barrier_recorded(ConsumerMask consumers);
   // A command with `uses` was recorded after any barrier it needed.
   void recorded(std::span<const BufferUse> uses);
   // Every later command waits for everything recorded so far, whatever it
-  // touches (a recording's start, Recorder::barrier()).
+  // touches (Recorder::barrier()).
   void order_everything();
+  // A new recording: every later command also waits for the caller's work.
+  void begin_recording();
 
  private:
   struct Unordered {
@@ -53,6 +59,7 @@ class HazardTracker {
     bool everything = true;  // all earlier work, whatever it touched
   };
   std::array<Unordered, kConsumers> unordered_;
+  ConsumerMask caller_unordered_ = kEveryConsumer;  // consumers no barrier has yet ordered after the caller's work
 };
 
 }  // namespace vkattn::vk

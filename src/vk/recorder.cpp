@@ -83,16 +83,14 @@ constexpr std::array<ConsumerScope, kConsumers> kConsumerScopes = {{
 
 void RecorderImpl::order_against(std::span<const BufferRef> buffers, Consumer consumer,
                                  const BufferRef* indirect_args) {
-  std::vector<BufferUse> uses;
-  uses.reserve(buffers.size() + 1);
+  std::vector<BufferUse>& uses = uses_;  // reused: no allocation per recorded command
+  uses.clear();
   for (auto& b : buffers) uses.push_back({b.buffer, b.access, consumer});
   if (indirect_args) uses.push_back({indirect_args->buffer, Access::read, Consumer::indirect_fetch});
   const ConsumerMask needed = hazards_.needed(uses);
   if (needed) {
-    // A consumer's first barrier in the recording also waits for the
-    // caller's earlier work (host writes, any stage), which nothing here
-    // tracked; later ones for this recorder's compute and transfer commands.
-    const bool after_caller = (needed & awaiting_caller_) != 0;
+    // Past a consumer's first barrier, earlier work is this recorder's compute and transfer commands.
+    const bool after_caller = hazards_.waits_for_caller(needed);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     if (after_caller) mb.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
@@ -106,7 +104,6 @@ void RecorderImpl::order_against(std::span<const BufferRef> buffers, Consumer co
     }
     rt_.vk().vkCmdPipelineBarrier(cb_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
     hazards_.barrier_recorded(needed);
-    awaiting_caller_ &= ~needed;
   }
   hazards_.recorded(uses);
   for (auto& b : buffers)
@@ -300,8 +297,7 @@ void RecorderImpl::reset() {
   sets_in_last_pool_ = 0;
   next_query_ = 0;
   queries_reset_ = false;
-  hazards_.order_everything();
-  awaiting_caller_ = kEveryConsumer;
+  hazards_.begin_recording();
   dispatches_ = 0;
   bound_.clear();
 }

@@ -104,8 +104,7 @@ class RecorderImpl {
   std::vector<std::shared_ptr<Allocation>> scratch_;
   std::vector<std::shared_ptr<Allocation>> zeroed_;
   std::vector<std::shared_ptr<Allocation>> retained_;
-  // Consumers whose barriers have not yet waited for the caller's work before this recording.
-  ConsumerMask awaiting_caller_ = kEveryConsumer;
+  std::vector<BufferUse> uses_;  // order_against's scratch
   uint32_t dispatches_ = 0;
   std::vector<const Pipeline*> bound_;
 };
