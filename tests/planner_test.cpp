@@ -254,6 +254,17 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 64, 4096, DType::f16, DType::f16)).geometry.splits, 16u);
   EXPECT_EQ(plan_text(nvidia(), decode(32, 32, 8, 128, 4096, DType::f16, DType::f16)).geometry.splits, 1u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 1024, DType::f16, DType::f16)).geometry.splits, 8u);  // a tile a warp
+  // A short walk on one KV head at D128, whose 8-warp workgroups (a tile a
+  // walker) would reach a quarter of the units or fewer: workgroups of 4
+  // warps and twice the splits. Walks that fill the units keep 8 warps, and
+  // so does D64 (measured equal).
+  auto short_walk = plan_text(nvidia(), decode(1, 8, 1, 128, 4096, DType::f16, DType::f16));
+  EXPECT_EQ(short_walk.geometry.workgroup_size, 128u);
+  EXPECT_EQ(short_walk.geometry.splits, 64u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 128, 1024, DType::f16, DType::f16)).geometry.workgroup_size, 128u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 128, 8192, DType::f16, DType::f16)).geometry.workgroup_size, 256u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 128, 32768, DType::f16, DType::f16)).geometry.workgroup_size, 256u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 4096, DType::f16, DType::f16)).geometry.workgroup_size, 256u);
   // MQA takes 8 heads per workgroup; MHA and D72 stay on decode_flash.
   EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 1, 64, 8192, DType::f16, DType::f16)).geometry.head_group, 8u);
   auto mha = plan_text(nvidia(), decode(8, 32, 32, 128, 4096, DType::f16, DType::f16));

@@ -39,7 +39,7 @@ ProbeResult read_probe(Context& ctx, uint64_t bytes, int runs);
 ProbeResult coopmat_probe(Context& ctx, uint32_t workgroups, uint32_t iterations, int runs);
 // The floor under every short call: one workgroup filling 256 bytes, timed
 // back to back like the attention calls (time_back_to_back: a barrier before
-// each copy, a timestamp between copies), the filled words checked.
+// each copy, timestamps around all of them), the filled words checked.
 ProbeResult dispatch_floor_probe(Context& ctx, int runs);
 
 }  // namespace vkattn::check
