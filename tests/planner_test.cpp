@@ -6,7 +6,7 @@
 // switched off, which the decode_flash rows need:
 //   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H8/1 D64 L4096 (8 query heads of a KV head as matrix rows)
 //   decode_flash_emulated override only: lavapipe, B1 H8/2 D64
-//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q, bf16 KV (64 splits fill 132 SMs); MHA; lavapipe D128
+//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q, bf16 KV (33 splits, one wave of 132 SMs); MHA; lavapipe D128
 //   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
 //   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe without shuffles D256 (past 16 x 8)
 //   decode_online        lavapipe without shuffles, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32
@@ -164,7 +164,8 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 // Selects decode_flash: NVIDIA H200, Llama-3-8B decode with bf16 K/V (which
 // the tensor-core rows do not take), one sequence. 8 workgroups per split
 // (the 4 query heads of a KV head share one): 64 splits of one 64-key step
-// each fill 132 SMs about 4 times over.
+// would fill 132 SMs about 4 times over, but splits that short take one wave,
+// 33 of 124 keys; at L32768 two waves, 66 splits.
 TEST(PlannerRules, FlashDecodeFillsTheH200) {
   auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
   EXPECT_EQ(p.variant->name, "decode_flash_bf16kv");
@@ -173,8 +174,9 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(p.geometry.key_lanes, 16u);  // 128 bf16 = 16 words of 16 bytes
   EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
-  EXPECT_EQ(p.geometry.splits, 64u);
+  EXPECT_EQ(p.geometry.splits, 33u);
   EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f32, DType::bf16)).geometry.splits, 66u);
   // A batch that almost fills the device on its own splits little.
   auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::bf16));
   EXPECT_EQ(batch.variant->name, "decode_flash_bf16kv");
@@ -182,10 +184,13 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
   // One sequence of 32 KV heads: 4 x 132 / 32 rounds up to 17 splits, two
-  // rounds of the last split's merge; rounded down, 16 merge in one.
-  auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16));
+  // rounds of the last split's merge; rounded down, 16 merge in one. At
+  // L4096 16 splits would be 256 keys each: one wave, 8.
+  auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 32768, DType::f16, DType::f16));
   EXPECT_EQ(mha.variant->name, "decode_flash_f16");
   EXPECT_EQ(mha.geometry.splits, 16u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16)).geometry.splits, 8u);
+  EXPECT_EQ(plan_text(nvidia(), decode(2, 32, 32, 64, 4096, DType::f16, DType::f16)).geometry.splits, 9u);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat
