@@ -18,13 +18,13 @@ struct ReplayTiming {
 // Times one call as a runtime runs it: many copies recorded back to back in
 // one command buffer (barriers between them, one timestamp before the first
 // and one after the last), so the GPU stays busy and its core and memory
-// clocks stay up. A loop that submits
-// one short call at a time leaves the GPU idle between submits, and on the
-// H200 that alone made memory-bound decode 2-8x slower and erratic (B32 L2048
-// f16: 0.14, 0.50 and 1.1 ms in one run). `record(rec, i)` records copy i;
-// callers rotate among rotation_sets() input sets so the repeats are not
-// served from the cache. Warms up as time_replays does, then returns the
-// median, min and max over `runs` submits of one call's mean time in each.
+// clocks stay up. A loop that submits one short call at a time leaves the GPU
+// idle between submits, and on the H200 that alone made memory-bound decode
+// 2-8x slower and erratic (B32 L2048 f16: 0.14, 0.50 and 1.1 ms in one run).
+// `record(rec, i)` records copy i; callers rotate among rotation_sets() input
+// sets so the repeats are not served from the cache. Warms up as time_replays
+// does, then returns the median, min and max over `runs` submits of one
+// call's mean time in each.
 ReplayTiming time_back_to_back(Context& ctx, const std::function<void(Recorder&, uint32_t)>& record, int runs);
 
 // Replays `rec` (already recorded, with timestamps t0 and t1 around the work)

@@ -26,12 +26,11 @@ constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
 // Splits of this many keys or fewer take one wave instead
 // (kWorkgroupsPerComputeUnit / 2, rounded down): their fixed cost, the last
 // split's merge among them, outweighs a short last wave (H100, 2026-12-06,
-// two rounds, B1 L4096: MHA
-// D64 16 splits of 256 keys 0.0200 ms, 8 of 512 0.0179; D128 0.0308 against
-// 0.0285; D256 17 splits 0.0555 against 8 0.0501; B2 D64 0.0315 against
-// 0.0283; GQA 32/8 D128 f32 66 -> 33 splits 0.0246 against 0.0220, bf16 64
+// two rounds, B1 L4096: MHA D64 16 splits of 256 keys 0.0200 ms, 8 of 512
+// 0.0179; D128 0.0308 against 0.0285; D256 17 splits 0.0555 against 8
+// 0.0501; GQA 32/8 D128 f32 66 -> 33 splits 0.0246 against 0.0220, bf16 64
 // -> 33 0.0210 against 0.0168). Longer splits were not measured against one
-// wave (B2 MHA D64 L4096, 9 splits of 455 keys: 4 measured 1.11x faster).
+// wave beyond B2 MHA D64 L4096 (9 splits of 455 keys; 4 ran 1.11x faster).
 constexpr uint32_t kShortSplitKeys = 256;
 
 }  // namespace
@@ -70,8 +69,10 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
   g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice});
-  if (caps.compute_units && s.kv_len_max() <= uint64_t(g.splits) * kShortSplitKeys)
-    g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit / 2, step, kKeysPerSplitUnknownDevice, true});
+  if (caps.compute_units && s.kv_len_max() <= uint64_t(g.splits) * kShortSplitKeys) {
+    const SplitPolicy one_wave{kWorkgroupsPerComputeUnit / 2, step, kKeysPerSplitUnknownDevice, true};
+    g.splits = device_filling_splits(caps, s, base, one_wave);
+  }
   // Where rounding the grid up takes the last split's merge past one round of
   // loads and rounding it down does not, down: a few percent fewer workgroups
   // for a merge of one round (B1 with 32 KV heads: 17 splits, two rounds of

@@ -40,16 +40,17 @@ constexpr uint32_t kMinTilesPerWalkerPastThatBound = 4;
 // of 8 warps 0.0148 ms, 64 of 4 with the reduce 0.0120; B1 H8/1 D128 L32768,
 // which fills the units either way, 0.0213 against 0.0203; at D64 0.0097
 // against 0.0096; B1 H32/8 D128 L32768 with 4 warps 1.19x slower).
+// Only at this head dim (one warp per tile): D64 measured equal, D256 slower.
 constexpr uint32_t kShortWalkWarps = 4;
-constexpr uint32_t kShortWalkWarpDim = 128;  // a warp's columns of the head dim
-bool short_walk_fills_few_units(const DeviceCaps& caps, const TextShape& s, uint64_t per_split, uint32_t warps,
-                                uint32_t dim_split) {
-  if (dim_split != 1 || s.head_dim != kShortWalkWarpDim || warps <= kShortWalkWarps || !caps.compute_units)
-    return false;
+constexpr uint32_t kShortWalkHeadDim = 128;
+constexpr uint32_t kShortWalkUnitsPerWorkgroup = 4;  // the grid reaches a quarter of the units or fewer
+static_assert(STREAM_DIM_SPLIT(kShortWalkHeadDim) == 1, "a tile walker is one warp at the short-walk head dim");
+bool short_walk_fills_few_units(const DeviceCaps& caps, const TextShape& s, uint64_t per_split, uint32_t warps) {
+  if (s.head_dim != kShortWalkHeadDim || warps <= kShortWalkWarps || !caps.compute_units) return false;
   // Splits that give each walker one tile, and the workgroups they make.
   const uint64_t tiles = (s.kv_len_max() + STREAM_KEYS - 1) / STREAM_KEYS;
   const uint64_t splits = std::max<uint64_t>(1, tiles / warps);
-  return per_split * splits * 4 <= caps.compute_units;
+  return per_split * splits * kShortWalkUnitsPerWorkgroup <= caps.compute_units;
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   const uint32_t gqa = s.num_heads / s.num_kv_heads;
   g.head_group = largest_divisor_at_most(gqa, STREAM_HEADS);
   const uint64_t per_split = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
-  if (short_walk_fills_few_units(caps, s, per_split, warps, dim_split)) warps = kShortWalkWarps;
+  if (short_walk_fills_few_units(caps, s, per_split, warps)) warps = kShortWalkWarps;
   g.workgroup_size = warps * FLASH_WARP;
   g.shared_bytes = STREAM_SHARED_BYTES(warps, s.head_dim);
   if (g.shared_bytes > caps.max_shared_memory_bytes)
