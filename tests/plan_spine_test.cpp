@@ -82,11 +82,20 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   EXPECT_EQ(p.dispatches[0].grid[2], p.geometry.splits);
   EXPECT_GE(p.geometry.splits, 2u);
   EXPECT_FALSE(p.candidates.empty());
-  // 66 splits, 33 partials for each invocation of a last split's merge: partials, then the reduce dispatch.
-  ASSERT_EQ(p.geometry.splits, 66u);
-  ASSERT_EQ(p.dispatches.size(), 2u);
-  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
-  EXPECT_EQ(p.dispatches[1].module, "text_split_reduce");
+  // 33 splits (one wave of 8 workgroups each): the last split of each row combines them, one dispatch.
+  ASSERT_EQ(p.geometry.splits, 33u);
+  ASSERT_EQ(p.dispatches.size(), 1u);
+  EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_LAST_COMBINES));
+  // MQA, 2 workgroups a split: 132 splits, more partials than a last split's
+  // merge reads in two rounds: partials, then the reduce dispatch.
+  TextAttentionParams mqa = decode_params(32768);
+  mqa.num_heads = 8;
+  mqa.num_kv_heads = 1;
+  const Plan m = plan_text(h200(), mqa, kBf16Kv, rules_only());
+  ASSERT_EQ(m.geometry.splits, 132u);
+  ASSERT_EQ(m.dispatches.size(), 2u);
+  EXPECT_EQ(m.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
+  EXPECT_EQ(m.dispatches[1].module, "text_split_reduce");
 }
 
 // The last split of each row combines the partials while each invocation of

@@ -163,9 +163,8 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 
 // Selects decode_flash: NVIDIA H200, Llama-3-8B decode with bf16 K/V (which
 // the tensor-core rows do not take), one sequence. 8 workgroups per split
-// (the 4 query heads of a KV head share one): 64 splits of one 64-key step
-// would fill 132 SMs about 4 times over, but splits that short take one wave,
-// 33 of 124 keys; at L32768 two waves, 66 splits.
+// (the 4 query heads of a KV head share one): one wave of two workgroups per
+// SM, 33 splits, at L4096 and at L32768.
 TEST(PlannerRules, FlashDecodeFillsTheH200) {
   auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
   EXPECT_EQ(p.variant->name, "decode_flash_bf16kv");
@@ -176,21 +175,20 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 33u);
   EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f32, DType::bf16)).geometry.splits, 66u);
-  // A batch that almost fills the device on its own splits little.
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f32, DType::bf16)).geometry.splits, 33u);
+  // A batch that fills the wave on its own (256 workgroups) does not split.
   auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::bf16));
   EXPECT_EQ(batch.variant->name, "decode_flash_bf16kv");
-  EXPECT_EQ(batch.geometry.splits, 3u);
+  EXPECT_EQ(batch.geometry.splits, 1u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
   EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
-  // One sequence of 32 KV heads: 4 x 132 / 32 rounds up to 17 splits, two
-  // rounds of the last split's merge; rounded down, 16 merge in one. At
-  // L4096 16 splits would be 256 keys each: one wave, 8.
+  // One sequence of 32 KV heads: 2 x 132 / 32 rounds down to 8 splits at any
+  // length; two sequences 4.
   auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 32768, DType::f16, DType::f16));
   EXPECT_EQ(mha.variant->name, "decode_flash_f16");
-  EXPECT_EQ(mha.geometry.splits, 16u);
+  EXPECT_EQ(mha.geometry.splits, 8u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16)).geometry.splits, 8u);
-  EXPECT_EQ(plan_text(nvidia(), decode(2, 32, 32, 64, 4096, DType::f16, DType::f16)).geometry.splits, 9u);
+  EXPECT_EQ(plan_text(nvidia(), decode(2, 32, 32, 64, 4096, DType::f16, DType::f16)).geometry.splits, 4u);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat
@@ -386,7 +384,7 @@ TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
   s.kv_len_bound = 131072;
   const uint32_t at_bound = plan_text(nvidia(), s).geometry.splits;
   EXPECT_EQ(at_hint, 16u);   // 1024 keys: 16 steps of 64
-  EXPECT_EQ(at_bound, 66u);  // 4 x 132 SMs / 8 workgroups per split
+  EXPECT_EQ(at_bound, 33u);  // 2 x 132 SMs / 8 workgroups per split, rounded down
 }
 
 // Tuning keys per step is bounded by the registers a lane holds.

@@ -19,19 +19,17 @@ namespace {
 // (fewer registers, more workgroups per SM; K/V reread from L2 by the second
 // head group).
 constexpr uint32_t kMaxAccWordsPerLane = 4;
-// Split grid: two workgroups resident per compute unit, two waves, so the last
-// wave's tail is short; no split shorter than one step of the workgroup.
-constexpr uint32_t kWorkgroupsPerComputeUnit = 4;
+// Split grid: one wave of two workgroups per compute unit, rounded down, and
+// no split shorter than one step of the workgroup. A second wave (four per
+// unit, rounded up, the rule before) shortened the last wave's tail but cost
+// more than it saved at every length measured: H100, 2026-12-06, two rounds,
+// one wave against two, MHA 32/32 B1 L4096-L65536 1.01-1.11x (D256 L32768
+// 0.381 -> 0.344 ms), B2 L4096-L32768 1.06-1.11x, B4 1.02-1.06x, B8 L4096
+// 1.01-1.06x, B16 L4096 1.01x; GQA 32/8 D128 f32 K/V 1.00-1.05x, bf16
+// 1.00-1.12x. The one loss: B8 at L16384-L32768, where one wave is a single
+// split of the whole walk, 0.5% (D64 L32768 0.683 -> 0.686 ms).
+constexpr uint32_t kWorkgroupsPerComputeUnit = 2;
 constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
-// Splits of this many keys or fewer take one wave instead
-// (kWorkgroupsPerComputeUnit / 2, rounded down): their fixed cost, the last
-// split's merge among them, outweighs a short last wave (H100, 2026-12-06,
-// two rounds, B1 L4096: MHA D64 16 splits of 256 keys 0.0200 ms, 8 of 512
-// 0.0179; D128 0.0308 against 0.0285; D256 17 splits 0.0555 against 8
-// 0.0501; GQA 32/8 D128 f32 66 -> 33 splits 0.0246 against 0.0220, bf16 64
-// -> 33 0.0210 against 0.0168). Longer splits were not measured against one
-// wave beyond B2 MHA D64 L4096 (9 splits of 455 keys; 4 ran 1.11x faster).
-constexpr uint32_t kShortSplitKeys = 256;
 
 }  // namespace
 
@@ -68,20 +66,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
 
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
-  g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice});
-  if (caps.compute_units && s.kv_len_max() <= uint64_t(g.splits) * kShortSplitKeys) {
-    const SplitPolicy one_wave{kWorkgroupsPerComputeUnit / 2, step, kKeysPerSplitUnknownDevice, true};
-    g.splits = device_filling_splits(caps, s, base, one_wave);
-  }
-  // Where rounding the grid up takes the last split's merge past one round of
-  // loads and rounding it down does not, down: a few percent fewer workgroups
-  // for a merge of one round (B1 with 32 KV heads: 17 splits, two rounds of
-  // one load, or 16 in one).
-  if (!last_split_merges_in_one_round(g, s.head_dim, g.splits)) {
-    const uint32_t down =
-        device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
-    if (last_split_merges_in_one_round(g, s.head_dim, down)) g.splits = down;
-  }
+  g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
   return {g, ""};
 }
 
