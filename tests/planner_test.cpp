@@ -189,6 +189,10 @@ TEST(PlannerRules, FlashDecodeFillsTheH200) {
   EXPECT_EQ(mha.geometry.splits, 8u);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::f16, DType::f16)).geometry.splits, 8u);
   EXPECT_EQ(plan_text(nvidia(), decode(2, 32, 32, 64, 4096, DType::f16, DType::f16)).geometry.splits, 4u);
+  // Eight sequences fill the wave alone: one split up to 8192 keys, two past it.
+  EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 32, 64, 8192, DType::f16, DType::f16)).geometry.splits, 1u);
+  EXPECT_EQ(plan_text(nvidia(), decode(8, 32, 32, 64, 8193, DType::f16, DType::f16)).geometry.splits, 2u);
+  EXPECT_EQ(plan_text(nvidia(), decode(16, 32, 32, 128, 32768, DType::f16, DType::f16)).geometry.splits, 2u);
 }
 
 // decode_flash_coopmat: NVIDIA H200, by override (decode_stream_coopmat beat

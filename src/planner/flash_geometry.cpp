@@ -26,9 +26,18 @@ constexpr uint32_t kMaxAccWordsPerLane = 4;
 // one wave against two, MHA 32/32 B1 L4096-L65536 1.01-1.11x (D256 L32768
 // 0.381 -> 0.344 ms), B2 L4096-L32768 1.06-1.11x, B4 1.02-1.06x, B8 L4096
 // 1.01-1.06x, B16 L4096 1.01x; GQA 32/8 D128 f32 K/V 1.00-1.05x, bf16
-// 1.00-1.12x. The one loss: B8 at L16384-L32768, where one wave is a single
-// split of the whole walk, 0.5% (D64 L32768 0.683 -> 0.686 ms).
+// 1.00-1.12x; H200, same day, 1.03-1.17x on B1-B8 MHA, bf16 and f32 GQA.
+// Splits of 16384 keys in one wave still beat twice as many (H200, D64: B1
+// L131072 8 splits 0.2444 ms against 16 0.2472, B2 L65536 4 against 8, B4
+// L32768 2 against 4).
 constexpr uint32_t kWorkgroupsPerComputeUnit = 2;
+// Except where one wave is a single split, the batch alone filling it (MHA
+// B8 and up): a walk longer than this many keys then takes two splits (H200,
+// same day, D64/D128: B8 L16384 0.2531 -> 0.2472 ms and 0.4935 -> 0.4822, B8
+// L32768 0.5033 -> 0.4835 and 0.9834 -> 0.9620, B16 D64 L32768 0.970 ->
+// 0.958, B16 L16384 -0.7% and +0.9%; at L8192 one split is as fast or faster,
+// B16 D64 0.2425 against 0.2507).
+constexpr uint32_t kLongestSingleSplitKeys = 8192;
 constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
 
 }  // namespace
@@ -67,6 +76,9 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
   g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
+  if (caps.compute_units && g.splits == 1 && s.kv_len_max() > kLongestSingleSplitKeys &&
+      caps.max_workgroup_count[2] / std::max(1u, s.batch) >= 2)
+    g.splits = 2;
   return {g, ""};
 }
 
