@@ -19,6 +19,10 @@ uint32_t last_split_partials_per_invocation(const TextGeometry& g, uint32_t head
   return lanes > 1 ? (splits + lanes - 1) / lanes : (columns + wg - 1) / wg * splits;
 }
 
+uint32_t split_grid_cap(const DeviceCaps& caps, const TextShape& s) {
+  return std::max(1u, caps.max_workgroup_count[2] / std::max(1u, s.batch));
+}
+
 uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint64_t workgroups_per_split,
                                const SplitPolicy& policy) {
   const uint64_t base = std::max<uint64_t>(1, workgroups_per_split);
@@ -30,8 +34,7 @@ uint32_t device_filling_splits(const DeviceCaps& caps, const TextShape& s, uint6
   const uint64_t wanted = !caps.compute_units        ? (keys + unknown_keys - 1) / unknown_keys
                           : policy.within_one_wave ? grid / base
                                                    : (grid + base - 1) / base;
-  const uint64_t grid_cap = std::max<uint64_t>(1, caps.max_workgroup_count[2] / std::max(1u, s.batch));
-  return uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, grid_cap));
+  return uint32_t(std::clamp<uint64_t>(std::min(wanted, by_length), 1, split_grid_cap(caps, s)));
 }
 
 }  // namespace vkattn::planner

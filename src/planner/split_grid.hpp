@@ -19,6 +19,10 @@ constexpr uint32_t split_length_bucket(uint32_t kv_len) {
   return kv_len / kSplitLengthGranule + (kv_len % kSplitLengthGranule != 0);
 }
 
+// The most splits per sequence the dispatch grid holds (its z is batch x
+// splits), at least one.
+uint32_t split_grid_cap(const DeviceCaps& caps, const TextShape& s);
+
 struct SplitPolicy {
   uint32_t workgroups_per_compute_unit;  // the grid the device should see, per compute unit
   uint32_t min_keys_per_split;           // a split shorter than this costs more than it hides (rounded up to the granule)

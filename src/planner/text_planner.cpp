@@ -113,8 +113,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
     // serial walk leaves memory latency exposed; on the H200, 128-key chunks
     // beat 512-key ones by 1.3-10x, also when the batch alone fills the device.
     const uint64_t by_length = (uint64_t(s.kv_len_max()) + kSplitChunkKeys - 1) / kSplitChunkKeys;
-    const uint32_t grid_cap = std::max(1u, caps.max_workgroup_count[2] / std::max(1u, s.batch));
-    g.splits = static_cast<uint32_t>(std::clamp<uint64_t>(by_length, 1, grid_cap));
+    g.splits = static_cast<uint32_t>(std::clamp<uint64_t>(by_length, 1, split_grid_cap(caps, s)));
   }
   return {g, ""};
 }
