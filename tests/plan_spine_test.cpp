@@ -119,7 +119,7 @@ TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
   // MQA B1 (8 query heads of one KV head, one workgroup per split): at D64
   // two invocations share each of the 8 x 16 output columns, so 32 splits are
   // 16 partials an invocation; at D128 one column each; at D256
-  // (192 invocations for 512 columns) 86 splits are 258, at D128 L32768 132
+  // (256 invocations for 512 columns) 64 splits are 128, at D128 L32768 132
   // splits are 132, and at D128 L4096 the short walk's 4-warp workgroups
   // (128 invocations for 256 columns) make 64 splits of 64: those keep the
   // reduce.
@@ -134,7 +134,7 @@ TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
   EXPECT_EQ(one.geometry.splits, 32u);
   EXPECT_EQ(one.dispatches.size(), 1u);
   for (const auto& [d, kv_len, splits] :
-       {std::tuple{256u, 4096u, 86u}, std::tuple{128u, 32768u, 132u}, std::tuple{128u, 4096u, 64u}}) {
+       {std::tuple{256u, 4096u, 64u}, std::tuple{128u, 32768u, 132u}, std::tuple{128u, 4096u, 64u}}) {
     const Plan two = mqa(d, kv_len);
     EXPECT_EQ(two.geometry.splits, splits) << d;
     ASSERT_EQ(two.dispatches.size(), 2u) << d;

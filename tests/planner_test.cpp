@@ -281,13 +281,19 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
                       "decode_stream_coopmat_f16").why,
             "needs head_dim a multiple of 16, got 72");
   // Past 128 columns two warps share each tile (half of the head dim each):
-  // 8 warps' areas and exchange slots pass 48 KiB, 6 warps (3 tile walkers) fit.
+  // with the first exchange slot in Q's staged rows, 8 warps (4 tile walkers)
+  // fit 48 KiB; two slots of their own would not.
   auto d256 = plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16));
   EXPECT_EQ(d256.variant->name, "decode_stream_coopmat_f16");
-  EXPECT_EQ(d256.geometry.workgroup_size, 192u);
-  EXPECT_EQ(d256.geometry.shared_bytes, uint32_t(STREAM_SHARED_BYTES(6, 256)));
-  EXPECT_GT(uint32_t(STREAM_SHARED_BYTES(8, 256)), nvidia().max_shared_memory_bytes);
+  EXPECT_EQ(d256.geometry.workgroup_size, 256u);
+  EXPECT_TRUE(STREAM_EXCHANGE_IN_Q(8, 256));
+  EXPECT_EQ(d256.geometry.shared_bytes, uint32_t(STREAM_SHARED_BYTES(8, 256)));
   EXPECT_LE(d256.geometry.shared_bytes, nvidia().max_shared_memory_bytes);
+  EXPECT_GT(d256.geometry.shared_bytes + STREAM_EXCHANGE_SLOT_WORDS(8) * FLASH_WORD_BYTES,
+            nvidia().max_shared_memory_bytes);
+  // At D160 Q's rows are too short for a slot: both are the exchange's own.
+  EXPECT_FALSE(STREAM_EXCHANGE_IN_Q(8, 160));
+  EXPECT_EQ(STREAM_EXCHANGE_WORDS(8, 160), 2 * STREAM_EXCHANGE_SLOT_WORDS(8));
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 144, 4096, DType::f16, DType::f16)),
                       "decode_stream_coopmat_f16").why,
             "needs head_dim a multiple of 32, got 144");

@@ -76,7 +76,7 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
     return no(fmt::format("needs workgroups of at least {} invocations, device has {}", FLASH_WARP,
                           caps.max_workgroup_invocations));
   // Fewer warps where the staging areas do not fit, one tile walker at a
-  // time (D256 on 48 KiB: 3 walkers of 2 warps).
+  // time (D256 on 48 KiB: 4 walkers of 2 warps).
   uint32_t warps = g.workgroup_size / FLASH_WARP / dim_split * dim_split;
   while (warps > dim_split && STREAM_SHARED_BYTES(warps, s.head_dim) > caps.max_shared_memory_bytes)
     warps -= dim_split;

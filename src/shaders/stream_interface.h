@@ -28,8 +28,13 @@
 #define STREAM_SCRATCH_WORDS 32
 #define STREAM_WARP_WORDS(d) (STREAM_KEYS * STREAM_ROW_WORDS((d) / STREAM_DIM_SPLIT(d)) + STREAM_SCRATCH_WORDS)
 // Warps sharing tiles swap their halves of S^T: a word per lane and warp, in
-// two slots used by turns.
-#define STREAM_EXCHANGE_WORDS(warps, d) (STREAM_DIM_SPLIT(d) > 1 ? 2 * (warps) * FLASH_WARP : 0)
+// two slots used by turns. Once Q is in fragments its staged rows are free,
+// and the first slot lives there where it fits: at D256 that is what lets
+// 8 warps (4 tile walkers) fit 48 KiB instead of 6.
+#define STREAM_EXCHANGE_SLOT_WORDS(warps) ((warps) * FLASH_WARP)
+#define STREAM_EXCHANGE_IN_Q(warps, d) (STREAM_EXCHANGE_SLOT_WORDS(warps) <= STREAM_HEADS * STREAM_ROW_WORDS(d))
+#define STREAM_EXCHANGE_WORDS(warps, d) \
+  (STREAM_DIM_SPLIT(d) > 1 ? (STREAM_EXCHANGE_IN_Q(warps, d) ? 1 : 2) * STREAM_EXCHANGE_SLOT_WORDS(warps) : 0)
 // The workgroup: Q^T's rows (the whole head dim), each warp's words, then the exchange.
 #define STREAM_SHARED_WORDS(warps, d) \
   (STREAM_HEADS * STREAM_ROW_WORDS(d) + (warps) * STREAM_WARP_WORDS(d) + STREAM_EXCHANGE_WORDS(warps, d))

@@ -84,6 +84,7 @@ const uint WARP_WORDS = STREAM_WARP_WORDS(D);
 const uint Q_BASE = 0;
 const uint WARPS_BASE = STREAM_HEADS * ROW_WORDS;
 const uint EXCHANGE_BASE = WARPS_BASE + NW * WARP_WORDS;
+const bool EXCHANGE_IN_Q = STREAM_EXCHANGE_IN_Q(NW, D);  // the first exchange slot in Q's staged rows
 const uint STAGE_CHUNKS = STREAM_KEYS * DW8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
 const float NEG_INF = -1.0 / 0.0;
 const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
@@ -308,6 +309,7 @@ void main() {
     }
     if (qp + 1u < Q_PARTS) barrier();  // every warp has its fragments of hi before lo replaces it
   }
+  if (DS > 1 && EXCHANGE_IN_Q) barrier();  // every warp has its Q fragments before the exchange takes the rows
 
   const uint base = WARPS_BASE + warp * WARP_WORDS;
   const uint stage = base;  // K, then V, of the tile at hand
@@ -341,7 +343,8 @@ void main() {
       // same S^T (addition commutes), so their softmax agrees bit for bit. Two
       // slots by turns: a slot is rewritten only after the barrier of the next
       // round, which the partner passes after its read.
-      const uint slot = EXCHANGE_BASE + (round % 2u) * NW * FLASH_WARP;
+      const uint slot = round % 2u == 0u ? (EXCHANGE_IN_Q ? Q_BASE : EXCHANGE_BASE)
+                                         : EXCHANGE_BASE + (EXCHANGE_IN_Q ? 0u : STREAM_EXCHANGE_SLOT_WORDS(NW));
       uvec4 mine = uvec4(0u);
       [[unroll]] for (int i = 0; i < s.length(); ++i) mine[i] = floatBitsToUint(s[i]);
       tile_pool[slot + warp * FLASH_WARP + frag_lane()] = mine;
