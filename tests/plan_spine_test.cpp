@@ -48,7 +48,7 @@ TextAttentionParams decode_params(uint32_t kv_len = 4096) {
   return p;
 }
 constexpr TextTensorTypes kF16Kv{DType::f32, DType::f16, DType::f32, false};
-constexpr TextTensorTypes kBf16Kv{DType::f32, DType::bf16, DType::f32, false};  // on decode_flash (no fragment row)
+constexpr TextTensorTypes kF32Kv{DType::f32, DType::f32, DType::f32, false};  // on decode_flash (no fragment row)
 
 PlanOptions rules_only() {
   PlanOptions o;
@@ -71,9 +71,9 @@ BdpaParams bdpa_decode(uint32_t kv_len = 4096) {
 constexpr BdpaTensorTypes kBdpaF16{DType::f32, DType::f16, DType::f32, false};
 
 TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
-  const Plan p = plan_text(h200(), decode_params(32768), kBf16Kv, rules_only());
+  const Plan p = plan_text(h200(), decode_params(32768), kF32Kv, rules_only());
   EXPECT_EQ(p.family, PlanFamily::text);
-  EXPECT_EQ(p.variant, "decode_flash_bf16kv");
+  EXPECT_EQ(p.variant, "decode_flash_f32");
   EXPECT_FALSE(p.tuned);
   ASSERT_FALSE(p.dispatches.empty());
   EXPECT_EQ(p.dispatches[0].module.rfind("text_decode_flash", 0), 0u) << p.dispatches[0].module;
@@ -91,7 +91,7 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   TextAttentionParams mqa = decode_params(32768);
   mqa.num_heads = 8;
   mqa.num_kv_heads = 1;
-  const Plan m = plan_text(h200(), mqa, kBf16Kv, rules_only());
+  const Plan m = plan_text(h200(), mqa, kF32Kv, rules_only());
   ASSERT_EQ(m.geometry.splits, 132u);
   ASSERT_EQ(m.dispatches.size(), 2u);
   EXPECT_EQ(m.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));

@@ -6,7 +6,7 @@
 // switched off, which the decode_flash rows need:
 //   decode_flash_coopmat NVIDIA H200, f16 Q, B32 H8/1 D64 L4096 (8 query heads of a KV head as matrix rows)
 //   decode_flash_emulated override only: lavapipe, B1 H8/2 D64
-//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q, bf16 KV (33 splits, one wave of 132 SMs); MHA; lavapipe D128
+//   decode_flash         NVIDIA H200, B1 H32/8 D128 L4096 f32 Q, f32 KV (33 splits, one wave of 132 SMs); MHA; lavapipe D128
 //   decode_online_split  H200 without shuffles, B1 H32/8 D128 L4096 (8 workgroups underfill 132 SMs, long KV)
 //   decode_split         no-subgroup device, B1 H32/8 D128 L4096; lavapipe without shuffles D256 (past 16 x 8)
 //   decode_online        lavapipe without shuffles, B1 H32/8 D128 L16 (KV too short to split); AMD-like B32
@@ -161,27 +161,27 @@ TEST(PlannerTable, EveryFamilyHasEveryDtypePairOnce) {
 
 // ---- decode rules ---------------------------------------------------------
 
-// Selects decode_flash: NVIDIA H200, Llama-3-8B decode with bf16 K/V (which
+// Selects decode_flash: NVIDIA H200, Llama-3-8B decode with f32 K/V (which
 // the tensor-core rows do not take), one sequence. 8 workgroups per split
 // (the 4 query heads of a KV head share one): one wave of two workgroups per
 // SM, 33 splits, at L4096 and at L32768.
 TEST(PlannerRules, FlashDecodeFillsTheH200) {
-  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16));
-  EXPECT_EQ(p.variant->name, "decode_flash_bf16kv");
+  auto p = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f32));
+  EXPECT_EQ(p.variant->name, "decode_flash_f32");
   EXPECT_THAT(p.reason, StartsWith("flash_decode"));
   EXPECT_EQ(p.geometry.head_group, 4u);
-  EXPECT_EQ(p.geometry.key_lanes, 16u);  // 128 bf16 = 16 words of 16 bytes
+  EXPECT_EQ(p.geometry.key_lanes, 32u);  // 128 f32 = 32 words of 16 bytes
   EXPECT_EQ(p.geometry.workgroup_size, 256u);
   EXPECT_EQ(p.geometry.required_subgroup_size, 32u);
   EXPECT_EQ(p.geometry.splits, 33u);
   EXPECT_EQ(p.geometry.shared_bytes, 8u * 4 * 128 * 4 + 8 * 4 * 8);
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f32, DType::bf16)).geometry.splits, 33u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 32768, DType::f32, DType::f32)).geometry.splits, 33u);
   // A batch that fills the wave on its own (256 workgroups) does not split.
-  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::bf16));
-  EXPECT_EQ(batch.variant->name, "decode_flash_bf16kv");
+  auto batch = plan_text(nvidia(), decode(32, 32, 8, 128, 2048, DType::f32, DType::f32));
+  EXPECT_EQ(batch.variant->name, "decode_flash_f32");
   EXPECT_EQ(batch.geometry.splits, 1u);
   // MQA: 4 of the 8 query heads of the KV head per workgroup (registers, not bytes, bound it).
-  EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::bf16)).geometry.head_group, 4u);
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 8, 1, 64, 8192, DType::f32, DType::f32)).geometry.head_group, 4u);
   // One sequence of 32 KV heads: 2 x 132 / 32 rounds down to 8 splits at any
   // length; two sequences 4.
   auto mha = plan_text(nvidia(), decode(1, 32, 32, 128, 32768, DType::f16, DType::f16));
@@ -300,13 +300,22 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 288, 4096, DType::f16, DType::f16)),
                       "decode_stream_coopmat_f16").why,
             "needs head_dim <= 256, got 288");
-  // f32 Q goes as two f16 parts (not rounded): no permission needed; bf16 K/V has no such row.
+  // f32 Q goes as two f16 parts (not rounded): no permission needed.
   auto f32_q = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f16));
   EXPECT_EQ(f32_q.variant->name, "decode_stream_coopmat_f16kv");
   EXPECT_FALSE(f32_q.variant->reduced_precision);
   EXPECT_THAT(f32_q.reason, ::testing::Not(HasSubstr("rounded")));
   EXPECT_TRUE(find_text_variant("prefill_flash_coopmat_f16kv")->reduced_precision);  // the flash engine rounds it
-  EXPECT_EQ(find_text_variant("decode_stream_coopmat_bf16kv"), nullptr);
+  // bf16 K/V is staged as f16 times a power of two, exactly (8 mantissa bits
+  // fit in 11): same row, no permission; f32 K/V would round, so it has none.
+  auto bf16 = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::bf16, DType::bf16));
+  EXPECT_EQ(bf16.variant->name, "decode_stream_coopmat_bf16");
+  EXPECT_FALSE(bf16.variant->reduced_precision);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16)).variant->name,
+            "decode_stream_coopmat_bf16kv");
+  EXPECT_EQ(find_text_variant("decode_stream_coopmat_f32"), nullptr);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::bf16, DType::bf16)).variant->name,
+            "decode_flash_bf16");  // MHA: no query heads to share a tile
 }
 
 // The tensor-core stream rows need the 16x8x16 shape and the accumulator
@@ -389,11 +398,11 @@ TEST(PlannerRules, FlashDecodeOnLavapipe) {
 // Lengths from a GPU buffer: the grid is sized for the cache's capacity, and
 // the kernel hands each split its share of the real length at run time.
 TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
-  TextShape s = decode(1, 32, 8, 128, 1024, DType::f32, DType::bf16);
+  TextShape s = decode(1, 32, 8, 128, 1024, DType::f32, DType::f32);
   const uint32_t at_hint = plan_text(nvidia(), s).geometry.splits;
   s.kv_len_bound = 131072;
   const uint32_t at_bound = plan_text(nvidia(), s).geometry.splits;
-  EXPECT_EQ(at_hint, 16u);   // 1024 keys: 16 steps of 64
+  EXPECT_EQ(at_hint, 32u);   // 1024 keys: 32 steps of 32 (4 keys for each of 8 warps)
   EXPECT_EQ(at_bound, 33u);  // 2 x 132 SMs / 8 workgroups per split, rounded down
 }
 
@@ -401,9 +410,9 @@ TEST(PlannerRules, FlashDecodeSplitsForTheCapacityBound) {
 TEST(PlannerRules, FlashDecodeTileKeysBoundedByRegisters) {
   PlanOptions o;
   o.tile_keys = 16;
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16), o).geometry.tile_keys, 16u);
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f32), o).geometry.tile_keys, 16u);
   o.tile_keys = 32;
-  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16), o); });
+  Error e = expect_error([&] { plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::f32), o); });
   EXPECT_THAT(e.what(), HasSubstr("tile_keys: expected at most 16 for head_dim 128"));
 }
 

@@ -44,6 +44,24 @@ PlanOptions plan_options(const TextCase& c) {
   return options;
 }
 
+namespace {
+
+// Gaussian K (is_v false) or V values, scaled as the case says
+// (kv_log2_scale, v_log2_spread).
+std::vector<float> kv_values(std::mt19937& rng, uint64_t count, uint32_t head_dim, const TextCase& c, bool is_v) {
+  std::vector<float> values = host::gaussian(rng, count, 1.0f);
+  const float log2_spread = is_v ? c.v_log2_spread : 0.0f;
+  if (c.kv_log2_scale == 0.0f && log2_spread == 0.0f) return values;
+  std::uniform_real_distribution<float> spread(-log2_spread, log2_spread);
+  for (uint64_t row = 0; row < count / head_dim; ++row) {
+    const float factor = std::exp2(c.kv_log2_scale + (log2_spread > 0.0f ? spread(rng) : 0.0f));
+    for (uint32_t i = 0; i < head_dim; ++i) values[row * head_dim + i] *= factor;
+  }
+  return values;
+}
+
+}  // namespace
+
 CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& options) {
   CheckResult r;
   const int timed_runs = options.timed_runs;
@@ -62,8 +80,8 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
     const Shape kv_shape = paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                  : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
     host::Values q = host::to_storage(c.q, host::gaussian(rng, q_elems, c.logit_scale));
-    host::Values k = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
-    host::Values v = host::to_storage(c.kv, host::gaussian(rng, kv_elems, 1.0f));
+    host::Values k = host::to_storage(c.kv, kv_values(rng, kv_elems, p.head_dim, c, false));
+    host::Values v = host::to_storage(c.kv, kv_values(rng, kv_elems, p.head_dim, c, true));
     // The hot ring holds values unlike the cold tier's, so a key read from the
     // wrong tier shows in the output.
     const Shape hot_shape{p.batch, p.hot_window, p.num_kv_heads, p.head_dim};
@@ -417,14 +435,16 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // A head dim that is not a multiple of 16: the fragments pad it with zero lanes.
   flash.push_back({causal_contiguous(29, 4, 2, 72, 45, 16), "D72 padded"});
-  // Each case on both builds of a flash_fragments family, f16 and f32 Q in
-  // turn; a row the device cannot run is left out.
+  // Each case on both builds of a flash_fragments family, its two dtype rows
+  // (f16 and f32 Q by default) in turn; a row the device cannot run is left out.
   auto add_on_fragments = [&](std::initializer_list<const char*> families,
-                              const std::vector<std::pair<TextCase, std::string>>& flash) {
+                              const std::vector<std::pair<TextCase, std::string>>& flash,
+                              std::pair<const char*, const char*> dtype_rows = {"_f16", "_f16kv"}) {
     for (const char* family : families) {
       for (size_t i = 0; i < flash.size(); ++i) {
         TextCase c = flash[i].first;
-        const planner::TextVariant* v = planner::find_text_variant(std::string(family) + (i % 2 ? "_f16kv" : "_f16"));
+        const planner::TextVariant* v =
+            planner::find_text_variant(std::string(family) + (i % 2 ? dtype_rows.second : dtype_rows.first));
         c.q = v->q;
         c.kv = v->kv;
         c.variant = v->name;
@@ -500,6 +520,30 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
+  // bf16 K/V on the stream engine (staged as f16 times a power of two): the
+  // same cases, then values that f16 could not hold, with Q scaled the other
+  // way so the scores stay moderate (bf16 Q is scaled into f16 too).
+  add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode, {"_bf16", "_bf16kv"});
+  std::vector<std::pair<TextCase, std::string>> bf16_range;
+  for (const auto& [log2_scale, what] :
+       {std::pair{20.0f, "above"}, std::pair{112.0f, "near bf16's top, above"}, std::pair{-30.0f, "below"}}) {
+    TextCase c = make(2, 1, 8, 2, 128, full ? 2000 : 200);
+    c.params.start_pos = {c.params.kv_len[0] - 1};
+    c.kv_log2_scale = log2_scale;
+    c.logit_scale = std::exp2(-log2_scale);
+    set_layout(c, KvLayout::contiguous);
+    bf16_range.push_back({c, fmt::format("K/V {} f16's range", what)});
+  }
+  {
+    // Each V row 2^-12 to 2^12 times another: tiles of small values staged
+    // at the power of an earlier tile of large ones, and the other way round.
+    TextCase c = make(1, 1, 8, 1, 256, full ? 3000 : 300);
+    c.params.start_pos = {c.params.kv_len[0] - 1};
+    c.v_log2_spread = 12.0f;
+    set_layout(c, KvLayout::paged);
+    bf16_range.push_back({c, "V rows spread over 24 octaves, D256 paged"});
+  }
+  add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, bf16_range, {"_bf16", "_bf16kv"});
 
   if (full) {
     // Model-sized shapes for the GPU.

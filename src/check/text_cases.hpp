@@ -19,6 +19,12 @@ struct TextCase {
   DType q = DType::f32, kv = DType::f32, out = DType::f32;
   std::string variant;          // forced with strict mode; empty: the planner decides
   float logit_scale = 1.0f;     // multiplies Q, to make softmax peaked or flat
+  // K and V times 2^kv_log2_scale, and each V row (a head's D values) also
+  // times 2^u, u drawn uniformly from [-v_log2_spread, v_log2_spread]:
+  // magnitudes far outside f16's range, for the kernels that stage bf16 as
+  // f16 (a K row's spread would give one key all the weight).
+  float kv_log2_scale = 0.0f;
+  float v_log2_spread = 0.0f;
   bool gpu_kv_len = false;      // per-sequence values from u32 GPU buffers
   bool gpu_start_pos = false;
   bool gpu_kv_start = false;

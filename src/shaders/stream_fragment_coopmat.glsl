@@ -32,6 +32,9 @@ void frag_load_at(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_p
 // B = M^T for 8 staged rows M (B[k][n] = M[n][k]): Q^T from Q's rows.
 void frag_load_bt(out FragB f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, true); }
 
+// The largest of the warp's values. Call from warp-uniform control flow.
+uint warp_max(uint v, uint scratch) { return subgroupMax(v); }
+
 void frag_fill(out FragS f, float v) { f = FragS(v); }
 void frag_mul_add(inout FragS c, FragA a, FragB b) { c = coopMatMulAddNV(a, b, c); }
 void frag_store(FragS f, uint word, uint stride) { coopMatStoreNV(f, tile_pool, word, stride, false); }

@@ -52,6 +52,16 @@ void frag_load_bt(out FragB f, uint word, uint stride) {
   }
 }
 
+// The largest of the warp's values, through `scratch` (32 words).
+uint warp_max(uint v, uint scratch) {
+  warp_barrier();
+  tile_pool[scratch + frag_lane()].x = v;
+  warp_barrier();
+  uint m = 0u;
+  for (uint j = 0; j < FLASH_WARP; ++j) m = max(m, tile_pool[scratch + j].x);
+  return m;
+}
+
 void frag_fill(out FragS f, float v) { f = FragS(v, v, v, v); }
 
 void frag_mul_add(inout FragS c, FragA a, FragB b) {

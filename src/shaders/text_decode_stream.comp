@@ -94,8 +94,23 @@ shared uvec4 tile_pool[STREAM_SHARED_WORDS(NW, D)];
 shared vec2 merge_ml[NT * STREAM_HEADS];  // per walker and head: running max (log2 units) and sum
 // f32 Q keeps f32 precision as two f16 parts per element, 2^e (hi + lo), with
 // one power of two e per head that brings its largest |q| well inside f16's
-// range: S^T = (K hi^T + K lo^T) 2^e. f16 Q is one part, e = 0.
+// range: S^T = (K hi^T + K lo^T) 2^e. bf16 Q is one part 2^e (its 8 bits of
+// mantissa fit f16's 11), f16 Q one part with e = 0.
+const bool Q_SCALED = Q_TYPE != DTYPE_F16;
 const uint Q_PARTS = Q_TYPE == DTYPE_F32 ? 2u : 1u;
+// bf16 K/V are staged as f16 times a power of two, which is exact for the same
+// reason where the largest element of the warp's tile sits at the top of
+// f16's range (tile_shift): K with a power per tile, undone on the tile's
+// scores; V with one per warp that only grows (tiles of smaller values are
+// staged at it), undone on O at the end, O rescaled where it grows.
+const bool KV_SCALED = KV_TYPE == DTYPE_BF16;
+const int KV_SHIFT_NONE = -1000;  // the V power before the first tile: 2^-1000 is 0 in f32, like O then
+// A tile's power: bf16's largest values (below 2^128) need 2^-113 to fit
+// under 2^15; its smallest would need 2^147, past f32, so tiles whose largest
+// |x| is below 2^-111 are staged at 2^126 and keep fewer bits, as they add
+// nothing a score or an output in f32 could show. Both stay normal f32.
+const int KV_MOST_SHIFT = 113;
+const int KV_LEAST_SHIFT = -126;
 shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits (ordered like the values)
 
 #include "text_key_range.glsl"
@@ -116,6 +131,9 @@ vec4 merge_lanes_get(uint i) { return uintBitsToFloat(tile_pool[i]); }
 // registers while it works on the staged one.
 uvec4 k_next[STAGE_CHUNKS];
 uvec4 v_next[STAGE_CHUNKS];
+// With KV_SCALED in a tiered layout, which of those words came from the hot
+// ring, which is f16 where the cold tier is bf16: a bit per word.
+uint k_next_hot = 0u, v_next_hot = 0u;
 // The warp's next tile: its index, whether the warp has it, and whether it
 // is one run of visible rows (tile_one_run) from the K and V words k_word and
 // v_word. Its K and V loads are issued apart (fetch_words), from this plan.
@@ -177,6 +195,7 @@ void fetch_words(bool is_k, uint b, uint kvh) {
   const uint p0 = next_tile.t * STREAM_KEYS;
   const uint stride = (is_k ? pc.k_strides[1] : pc.v_strides[1]) / 8u;
   const uint first = is_k ? next_tile.k_word : next_tile.v_word;
+  uint hot_bits = 0u;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
     const uint r = i / DW8, w = part_word + i % DW8;
@@ -185,32 +204,71 @@ void fetch_words(bool is_k, uint b, uint kvh) {
       word = is_k ? k_words4[first + r * stride + w] : v_words4[first + r * stride + w];
     } else {
       KvRow row = kv_row_none();
-      if (next_tile.have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row))
+      if (next_tile.have && p0 + r >= vis_lo && p0 + r < vis_hi && kv_row(b, p0 + r, kvh, row)) {
         word = kv_word4(is_k, row, w);
+        if (row.hot) hot_bits |= 1u << a;
+      }
     }
     if (is_k) k_next[a] = word;
     else v_next[a] = word;
   }
+  if (is_k) k_next_hot = hot_bits;
+  else v_next_hot = hot_bits;
+}
+
+// With KV_SCALED, fetched word a of K (is_k) or V as 8 floats: bf16, or f16
+// from the hot ring.
+void fetched_floats(bool is_k, uint a, out vec4 lo, out vec4 hi) {
+  const bool hot = (((is_k ? k_next_hot : v_next_hot) >> a) & 1u) != 0u;
+  unpack_words(hot ? DTYPE_F16 : DTYPE_BF16, is_k ? k_next[a] : v_next[a], lo, hi);
 }
 
 // The fetched K (is_k) or V words into the warp's staging rows, once the
 // warp's fragment loads from them are done. Every warp of the workgroup calls
 // it the same number of times (the emulated layer's barriers are the workgroup's).
-void put_words(bool is_k, uint stage) {
+// With KV_SCALED the words are bf16 and staged as f16 times `scale`.
+void put_words(bool is_k, uint stage, float scale) {
   warp_barrier();
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     const uint i = frag_lane() + a * FLASH_WARP;
-    tile_pool[stage + (i / DW8) * STAGE_ROW_WORDS + i % DW8] = is_k ? k_next[a] : v_next[a];
+    uvec4 word = is_k ? k_next[a] : v_next[a];
+    if (KV_SCALED) {
+      vec4 lo, hi;
+      fetched_floats(is_k, a, lo, hi);
+      word = pack_f16x8(lo * scale, hi * scale);
+    }
+    tile_pool[stage + (i / DW8) * STAGE_ROW_WORDS + i % DW8] = word;
   }
   if (is_k) staged_run = next_tile.run;
   warp_barrier();
 }
 
-// log2 of the power of two that head h's Q rows are divided by (Q_PARTS 2):
+// With KV_SCALED, the power of two that the warp's fetched K (is_k) or V
+// words are divided by: their largest |x| lands in [2^14, 2^15), so every
+// element within 2^-31 of it stays exact in f16 (smaller ones add less than
+// f32 rounding to a dot product). Warp-uniform; `scratch` for the emulated
+// layer's warp_max.
+int tile_shift(bool is_k, uint scratch) {
+  vec4 m = vec4(0.0);
+  [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
+    vec4 lo, hi;
+    fetched_floats(is_k, a, lo, hi);
+    m = max(m, max(abs(lo), abs(hi)));
+  }
+  // As f32 bits, ordered like the (non-negative) values.
+  const float top = uintBitsToFloat(warp_max(floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))), scratch));
+  if (top == 0.0) return 0;
+  int e;
+  frexp(top, e);  // 2^(e-1) <= top < 2^e; an inf or NaN tile stays inf or NaN at any power
+  return clamp(e - 15, KV_LEAST_SHIFT, KV_MOST_SHIFT);
+}
+
+// log2 of the power of two that head h's Q rows are divided by (Q_SCALED):
 // their largest |q| lands in [2^14, 2^15), far from f16's overflow and from
-// its subnormals, so hi and lo keep 22 bits of each element that matters.
+// its subnormals, so hi and lo keep 22 bits of each element that matters
+// (bf16's 8 in one part).
 int q_shift(uint h) {
-  if (Q_PARTS == 1u) return 0;
+  if (!Q_SCALED) return 0;
   const float m = uintBitsToFloat(q_max_bits[h]);
   if (isinf(m) || isnan(m) || m == 0.0) return 0;  // nothing to scale: the scores are inf, NaN or 0 anyway
   int e;
@@ -218,18 +276,22 @@ int q_shift(uint h) {
   return e - 15;
 }
 
-// Columns 0-3 and 4-7 of word w (8 columns) of an f32 Q row.
-void load_q_f32(uint row, uint w, out vec4 first, out vec4 second) {
+// Columns 0-3 and 4-7 of word w (8 columns) of an f32 or bf16 Q row.
+void load_q_floats(uint row, uint w, out vec4 first, out vec4 second) {
+  if (Q_TYPE == DTYPE_BF16) {
+    unpack_words(DTYPE_BF16, q_words[row / 8u + w], first, second);
+    return;
+  }
   first = uintBitsToFloat(q_words[row / 4u + 2u * w]);
   second = uintBitsToFloat(q_words[row / 4u + 2u * w + 1u]);
 }
 
-// Word w (8 columns) of head h's Q row as f16: with Q_PARTS 2, its part
-// `part` of q 2^-shift (hi, or the rest lo = q 2^-shift - hi).
+// Word w (8 columns) of head h's Q row as f16: with Q_SCALED, its part
+// `part` of q 2^-shift (hi, or with Q_PARTS 2 the rest lo = q 2^-shift - hi).
 uvec4 q_part_word(uint row, uint w, uint part, int shift) {
-  if (Q_PARTS == 1u) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
+  if (!Q_SCALED) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
   vec4 first, second;
-  load_q_f32(row, w, first, second);
+  load_q_floats(row, w, first, second);
   first = ldexp(first, ivec4(-shift));
   second = ldexp(second, ivec4(-shift));
   if (part == 1u) {
@@ -281,14 +343,14 @@ void main() {
   fetch_words(false, b, kvh);
 
   // Q^T: the heads' rows as f16 parts, heads past HEAD_GROUP zero; with
-  // Q_PARTS 2 first each head's largest |q|, then hi and lo in turn through
+  // Q_SCALED first each head's largest |q|, then (Q_PARTS 2) hi and lo in turn through
   // the same shared rows.
-  if (Q_PARTS > 1u) {
+  if (Q_SCALED) {
     if (tid < STREAM_HEADS) q_max_bits[tid] = 0u;
     barrier();
     for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
       vec4 first, second;
-      load_q_f32(q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second);
+      load_q_floats(q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second);
       const vec4 m = max(abs(first), abs(second));
       atomicMax(q_max_bits[i / D8], floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
     }
@@ -321,13 +383,19 @@ void main() {
   // the column once, at the end).
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
-  // Per head of this invocation's two columns: the scale, times 2^e of the Q parts.
-  const vec2 col_scale = score_scale * vec2(ldexp(1.0, q_shift(frag_col(0))), ldexp(1.0, q_shift(frag_col(1))));
+  // Per head of this invocation's two columns: the scale, times 2^e of the Q
+  // parts. With KV_SCALED, 2^e joins each tile's K power instead: the raw
+  // products sit near 2^28 and one factor 2^(e + k) takes them to the scores,
+  // where 2^e and 2^k in turn could overflow (or underflow) between.
+  const ivec2 q_shifts = ivec2(q_shift(frag_col(0)), q_shift(frag_col(1)));
+  const vec2 col_scale = KV_SCALED ? vec2(score_scale) : score_scale * ldexp(vec2(1.0), q_shifts);
+  int v_shift = KV_SHIFT_NONE;  // KV_SCALED: O^T is held divided by 2^v_shift
 
   for (uint round = 0; round < rounds; ++round, t += NT) {
     const bool have = t < t_stop;
     const uint p0 = t * STREAM_KEYS;
-    put_words(true, stage);
+    const int k_shift = KV_SCALED ? tile_shift(true, scratch) : 0;
+    put_words(true, stage, ldexp(1.0, -k_shift));
     plan_next(b, kvh, t + NT, t + NT < t_stop);
     fetch_words(true, b, kvh);  // in flight while this tile is used
     FragS s;
@@ -337,6 +405,10 @@ void main() {
       frag_load_a(k_frag, stage + 2u * c, STAGE_ROW_WORDS);
       frag_mul_add(s, k_frag, q_frag[c]);
       if (Q_PARTS > 1u) frag_mul_add(s, k_frag, q_rest[c]);
+    }
+    if (KV_SCALED) {
+      const vec2 unscale = ldexp(vec2(1.0), q_shifts + k_shift);  // before the exchange: each part has its own k
+      [[unroll]] for (int i = 0; i < s.length(); ++i) s[i] *= frag_col_value(unscale, i);
     }
     if (DS > 1) {
       // The other part's scores added: both warps of the walker then hold the
@@ -383,7 +455,17 @@ void main() {
     }
     FragB p_frag;
     frag_to_b(p_frag, s, scratch);
-    put_words(false, stage);
+    if (KV_SCALED) {
+      const int shift = max(v_shift, tile_shift(false, scratch));
+      if (shift != v_shift) {  // warp-uniform: O^T moves to the larger power (from zeros at the first tile)
+        const float down = v_shift == KV_SHIFT_NONE ? 0.0 : ldexp(1.0, max(v_shift - shift, -126));
+        FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
+          [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= down;
+        }
+        v_shift = shift;
+      }
+    }
+    put_words(false, stage, KV_SCALED ? ldexp(1.0, -v_shift) : 1.0);
     fetch_words(false, b, kvh);
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       FragA v_frag;
@@ -396,6 +478,12 @@ void main() {
   // The walkers merge: each warp leaves its part of O^T (rows of 8 heads'
   // f32, per 16 columns of the head dim) in its staging words, and each
   // walker its (max, sum) per head (the same in both of its warps).
+  if (KV_SCALED) {
+    const float up = v_shift == KV_SHIFT_NONE ? 0.0 : ldexp(1.0, v_shift);
+    FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
+      [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= up;
+    }
+  }
   barrier();
   FRAG_UNROLL for (uint c = 0; c < DW16; ++c) frag_store(o_acc[c], base + c * FLASH_FRAG * 2u, 2u);
   if (part == 0u && frag_lane() < 4u) {
