@@ -457,6 +457,26 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     }
   };
   add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash);
+  // bf16 (and f32 Q with bf16 K/V), staged as f16 times powers of two: the
+  // same cases, then values that f16 could not hold, with Q scaled the other
+  // way so the scores stay moderate, and V rows spread over 24 octaves (tiles
+  // of small values staged at the power of an earlier tile of large ones).
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash, {"_bf16", "_bf16kv"});
+  std::vector<std::pair<TextCase, std::string>> bf16_prefill;
+  for (const auto& [log2_scale, what] :
+       {std::pair{112.0f, "near bf16's top, above"}, std::pair{-30.0f, "below"}}) {
+    TextCase c = causal_contiguous(full ? 300 : 40, 4, 2, 128, full ? 1000 : 150, full ? 700 : 110);
+    c.kv_log2_scale = log2_scale;
+    c.logit_scale = std::exp2(-log2_scale);
+    bf16_prefill.push_back({c, fmt::format("K/V {} f16's range", what)});
+  }
+  {
+    TextCase c = causal_contiguous(full ? 200 : 30, 4, 1, 256, full ? 900 : 200, full ? 700 : 170);
+    c.v_log2_spread = 12.0f;
+    set_layout(c, KvLayout::paged);
+    bf16_prefill.push_back({c, "V rows spread over 24 octaves, D256 paged"});
+  }
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, bf16_prefill, {"_bf16", "_bf16kv"});
 
   // 5. Decode on the flash_fragments engine (split partials), forced: GQA, MQA
   //    and MHA rows in one warp, every layout, window and softcap, several
@@ -519,6 +539,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash_decode.push_back({g, "gqa4 33 splits"});
   }
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
+  add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode, {"_bf16", "_bf16kv"});
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
   // bf16 K/V on the stream engine (staged as f16 times a power of two): the
   // same cases, then values that f16 could not hold, with Q scaled the other

@@ -16,7 +16,7 @@ uint32_t fragment_shared_bytes(uint32_t rows, uint32_t d, uint32_t tile_keys, ui
   const uint32_t kv_region = std::max(kv_stages * stage_words, rows * row_words);
   const uint32_t scratch_words = rows * FLASH_SCRATCH_STRIDE;
   return (kv_region + scratch_words) * FLASH_WORD_BYTES + kv_stages * tile_keys * FLASH_KEY_STATE_BYTES +
-         rows * FLASH_ROW_STATE_BYTES;
+         rows * FLASH_ROW_STATE_BYTES + FLASH_TILE_STATE_BYTES;
 }
 
 std::string tensor_core_fragments_missing(const DeviceCaps& caps) {

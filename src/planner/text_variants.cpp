@@ -60,11 +60,10 @@ constexpr DtypeCombo kCombos[] = {
 };
 
 // Matrix fragments are f16: the fragment engines take f16 K/V, and Q in f16
-// or f32 (rounds_q). The stream engine also takes bf16 K/V with bf16 or f32
-// Q, staged as f16 times a power of two per tile, which is exact
-// (text_decode_stream.comp, KV_SCALED). Quantized K/V, and bf16 on the flash
-// engine, stay on the scalar rows (their fragment loads would have to
-// dequantize; the scalar rows do).
+// or f32 (rounds_q). They also take bf16 K/V with bf16 or f32 Q, staged as
+// f16 times a power of two, which is exact (f16_stage_shift in
+// text_common.glsl). Quantized K/V stay on the scalar rows (their fragment
+// loads would have to dequantize; the scalar rows do).
 bool on_fragments(const Family& f) {
   return f.engine == Engine::flash_fragments || f.engine == Engine::streamed_fragments;
 }
@@ -76,7 +75,7 @@ bool rounds_q(const Family& f, const DtypeCombo& c) {
 bool takes(const Family& f, const DtypeCombo& c) {
   if (!on_fragments(f)) return true;
   if (c.kv == DType::f16) return c.q == DType::f16 || c.q == DType::f32;
-  return f.engine == Engine::streamed_fragments && c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
+  return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
 }
 
 // The kernels that include text_split_combine.glsl.

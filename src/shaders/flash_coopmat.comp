@@ -38,6 +38,12 @@
 // keys with one matrix product instead of one dot product each; the keys are
 // cut into num_splits chunks of whole tiles, and step 5 leaves un-normalised
 // partials for text_split_reduce.comp.
+//
+// bf16 (and f32 Q) are staged as f16 times a power of two (f16_stage_shift):
+// Q per row, K per tile, both undone on the scores; V against a running
+// power that O is held at, O scaled down when a tile needs a larger one and
+// back up at the end. bf16 is exact so (its mantissa fits f16's); f32 Q is
+// rounded to f16, but not past f16's range.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef KV_BY_ADDRESS
@@ -54,8 +60,8 @@ layout(constant_id = TEXT_SC_WG_SIZE) const uint WG = 128;  // NW warps of 32
 layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
-layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f32 or f16
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, or f32 rounded to f16 when staged
+layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f16, f32 or bf16
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, bf16, or f32 rounded to f16 when staged
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
@@ -99,10 +105,15 @@ const bool PREFETCH = D16 <= 8;
 // 3-8% faster.
 const bool LONGEST_FIRST = D16 <= 8;
 const float RESCALE_SLACK = 8.0;  // log2 units: weights below 256
+const bool Q_SCALED = Q_TYPE != DTYPE_F16;    // each Q row staged as f16 times 2^-s
+const bool KV_SCALED = KV_TYPE == DTYPE_BF16;  // each K tile, and V at a running power
 
 shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[KV_STAGES * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
+// KV_SCALED: per tile parity, the tile's largest |k| and |v| as f32 bits
+// (ordered like the non-negative values), gathered before it is staged.
+shared uint tile_top_bits[FLASH_TILE_STATE_BYTES / 4];
 
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
@@ -119,10 +130,15 @@ uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
   return pack_f16x8(uintBitsToFloat(kv_word4(is_k, row, 2 * w)), uintBitsToFloat(kv_word4(is_k, row, 2 * w + 1)));
 }
 
-// The next tile, in flight in registers while the current one is used.
+// The next tile, in flight in registers while the current one is used: f16
+// words, or with KV_SCALED the stored words and whether each chunk's row came
+// from the (f16) hot ring.
 uvec4 k_next[KV_CHUNKS];
 uvec4 v_next[KV_CHUNKS];
+bool hot_next[KV_CHUNKS];
 uint pos_next;
+// KV_SCALED: the powers the staged tile's K and V were divided by.
+int k_shift = 0, v_staged = F16_STAGE_SHIFT_NONE;
 
 void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
   const uint tid = gl_LocalInvocationIndex;
@@ -133,23 +149,68 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     const uint j = t0 + i / DP8, w = i % DP8;
     KvRow row = kv_row_none();
     if (i < TK * DP8 && w < D8 && j < j_hi && kv_row(b, kv_start + j, kvh, row)) {
-      k_next[a] = kv_f16_word(true, row, w);
-      v_next[a] = kv_f16_word(false, row, w);
+      k_next[a] = KV_SCALED ? kv_word4(true, row, w) : kv_f16_word(true, row, w);
+      v_next[a] = KV_SCALED ? kv_word4(false, row, w) : kv_f16_word(false, row, w);
     }
+    hot_next[a] = row.hot;
   }
   const uint j = t0 + tid;
   uint outer, inner;
   pos_next = tid < TK && j < j_hi && kv_coords(b, kv_start + j, outer, inner) ? kv_start + j : TEXT_INVALID_POS;
 }
 
-void put_tile(uint stage) {
+// KV_SCALED: chunk a of the fetched K (is_k) or V words as 8 floats.
+void fetched_floats(bool is_k, uint a, out vec4 lo, out vec4 hi) {
+  unpack_words(kv_row_type(hot_next[a]), is_k ? k_next[a] : v_next[a], lo, hi);
+}
+
+// KV_SCALED: the fetched tile's largest |k| and |v| into the slots of its
+// parity, before the barrier that put_tile waits behind.
+void publish_tile_top(uint parity) {
+  vec4 mk = vec4(0.0), mv = vec4(0.0);
+  [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
+    vec4 lo, hi;
+    fetched_floats(true, a, lo, hi);
+    mk = max(mk, max(abs(lo), abs(hi)));
+    fetched_floats(false, a, lo, hi);
+    mv = max(mv, max(abs(lo), abs(hi)));
+  }
+  WARP_ATOMIC_MAX(tile_top_bits[2u * parity], floatBitsToUint(max(max(mk.x, mk.y), max(mk.z, mk.w))));
+  WARP_ATOMIC_MAX(tile_top_bits[2u * parity + 1u], floatBitsToUint(max(max(mv.x, mv.y), max(mv.z, mv.w))));
+}
+
+// The fetched tile (of `parity`) into buffer `stage`. With KV_SCALED, after
+// publish_tile_top and a barrier: K at its own power, V at the running one,
+// which grows to the tile's where that is larger (O follows before P V). The
+// other parity's slots are cleared for the tile after: every read of them
+// was before the barrier that ended the previous tile.
+void put_tile(uint stage, uint parity) {
   const uint tid = gl_LocalInvocationIndex;
+  vec2 scale = vec2(1.0);  // K, V
+  if (KV_SCALED) {
+    k_shift = f16_stage_shift(uintBitsToFloat(tile_top_bits[2u * parity]));
+    const int v_tile = f16_stage_shift(uintBitsToFloat(tile_top_bits[2u * parity + 1u]));
+    scale = ldexp(vec2(1.0), -ivec2(k_shift, max(v_tile, v_staged)));
+    v_staged = max(v_tile, v_staged);
+    if (tid == 0u) {
+      tile_top_bits[2u * (parity ^ 1u)] = 0u;
+      tile_top_bits[2u * (parity ^ 1u) + 1u] = 0u;
+    }
+  }
   [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
     const uint i = tid + a * WG;
     if (i >= TK * DP8) break;
     const uint at = stage * STAGE_WORDS + (i / DP8) * ROW_WORDS + i % DP8;
-    tile_pool[at] = k_next[a];
-    tile_pool[at + TK * ROW_WORDS] = v_next[a];
+    uvec4 k_word = k_next[a], v_word = v_next[a];
+    if (KV_SCALED) {
+      vec4 lo, hi;
+      fetched_floats(true, a, lo, hi);
+      k_word = pack_f16x8(lo * scale.x, hi * scale.x);
+      fetched_floats(false, a, lo, hi);
+      v_word = pack_f16x8(lo * scale.y, hi * scale.y);
+    }
+    tile_pool[at] = k_word;
+    tile_pool[at + TK * ROW_WORDS] = v_word;
   }
   if (tid < TK) key_pos[stage * TK + tid] = pos_next;
 }
@@ -210,18 +271,48 @@ void main() {
   const uint n_tiles = (j_hi - j_lo) / TK + ((j_hi - j_lo) % TK != 0u ? 1u : 0u);
 
   // Step 1: Q rows to f16 (f32 Q is rounded here, once), then into fragments.
+  // With Q_SCALED each row's largest |q| first (in the scratch tiles, free
+  // until the tiles start), then the row divided by 2^s.
   for (uint r = tid; r < ROWS; r += WG) {
     const uint qi = group_q + r / HEAD_GROUP;
     row_pos[r] = qi < pc.seq_len ? text_query_pos(start_pos, qi) : TEXT_INVALID_POS;
+    if (Q_SCALED) tile_pool[S_BASE + r].x = 0u;
+  }
+  if (tid < FLASH_TILE_STATE_BYTES / 4) tile_top_bits[tid] = 0u;
+  if (Q_SCALED) {
+    barrier();
+    for (uint i = tid; i < ROWS * D8; i += WG) {
+      const uint r = i / D8, qi = group_q + r / HEAD_GROUP;
+      if (qi >= pc.seq_len) continue;
+      vec4 lo, hi;
+      ROW_FLOATS(q_words, Q_TYPE, q_row_elem(b, qi, head0 + r % HEAD_GROUP), i % D8, lo, hi)
+      const vec4 m = max(abs(lo), abs(hi));
+      atomicMax(tile_pool[S_BASE + r].x, floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
+    }
+    barrier();
   }
   for (uint i = tid; i < ROWS * DP8; i += WG) {
     const uint r = i / DP8, w = i % DP8;
     const uint qi = group_q + r / HEAD_GROUP;
     uvec4 word = uvec4(0);
-    if (qi < pc.seq_len && w < D8) word = F16_ROW_WORD(q_words, Q_TYPE, q_row_elem(b, qi, head0 + r % HEAD_GROUP), w);
+    if (qi < pc.seq_len && w < D8) {
+      const uint elem = q_row_elem(b, qi, head0 + r % HEAD_GROUP);
+      if (Q_SCALED) {
+        const float down = ldexp(1.0, -f16_stage_shift(uintBitsToFloat(tile_pool[S_BASE + r].x)));
+        vec4 lo, hi;
+        ROW_FLOATS(q_words, Q_TYPE, elem, w, lo, hi)
+        word = pack_f16x8(lo * down, hi * down);
+      } else {
+        word = F16_ROW_WORD(q_words, Q_TYPE, elem, w);
+      }
+    }
     tile_pool[r * ROW_WORDS + w] = word;
   }
   barrier();
+  // Per row of this invocation's (frag_row_value): the power its Q row was divided by.
+  const ivec2 q_shifts = Q_SCALED ? ivec2(f16_stage_shift(uintBitsToFloat(tile_pool[S_BASE + warp * FLASH_FRAG + frag_row(0)].x)),
+                                          f16_stage_shift(uintBitsToFloat(tile_pool[S_BASE + warp * FLASH_FRAG + frag_row(4)].x)))
+                                  : ivec2(0);
   FragA q_frag[D16];
   FRAG_UNROLL for (uint k = 0; k < D16; ++k) frag_load_a(q_frag[k], warp * FLASH_FRAG * ROW_WORDS + 2 * k, ROW_WORDS);
   const uint scratch = S_BASE + warp * FLASH_FRAG * FLASH_SCRATCH_STRIDE;  // this warp's scratch tile
@@ -231,7 +322,11 @@ void main() {
 
   if (n_tiles > 0) {
     fetch_tile(b, kvh, kv_start, j_lo, j_hi);
-    put_tile(0);
+    if (KV_SCALED) {
+      publish_tile_top(0u);
+      barrier();
+    }
+    put_tile(0u, 0u);
   }
   barrier();
 
@@ -241,6 +336,7 @@ void main() {
   // by log2(e)), so each weight is one exp2.
   vec2 run_max = vec2(NEG_INF), run_sum = vec2(0.0);
   const float score_scale = pc.softcap > 0.0 ? pc.scale : pc.scale * LOG2E;
+  int o_shift = F16_STAGE_SHIFT_NONE;  // KV_SCALED: O is held divided by 2^o_shift
   for (uint t = 0; t < n_tiles; ++t) {
     const uint stage = t % KV_STAGES;
     const uint k_base = stage * STAGE_WORDS, v_base = k_base + TK * ROW_WORDS;
@@ -264,17 +360,27 @@ void main() {
     // where there is none. With a positive scale and no softcap the scores
     // stay unscaled (the scaled maximum is the maximum, scaled) and the scale
     // enters each weight's exponent in one fused multiply-add.
+    // Scaled staging: each row's scores times 2^(its Q power + the tile's K
+    // power), one factor, since the products sit near 2^28 and either power
+    // alone could overflow (or underflow) on the way.
     const bool whole = tile_whole(j_lo + t * TK, j_hi, kv_start, q_first, q_last, causal);
     const bool fold = pc.softcap <= 0.0 && score_scale > 0.0;
-    const float exp_scale = fold ? score_scale : 1.0;
+    const vec2 unscale = ldexp(vec2(1.0), q_shifts + k_shift);
+    const vec2 exp_scale = fold ? score_scale * unscale : vec2(1.0);
     if (pc.softcap > 0.0) {
-      const float inv_cap = 1.0 / pc.softcap;
+      const vec2 to_cap = score_scale / pc.softcap * unscale;
       FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
         [[unroll]] for (int i = 0; i < s[n].length(); ++i)
-          s[n][i] = pc.softcap * LOG2E * tanh(s[n][i] * score_scale * inv_cap);
+          s[n][i] = pc.softcap * LOG2E * tanh(s[n][i] * frag_row_value(to_cap, i));
       }
     } else if (!fold) {
-      FRAG_UNROLL for (uint n = 0; n < TK16; ++n) frag_scale(s[n], score_scale);
+      if (Q_SCALED || KV_SCALED) {
+        FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
+          [[unroll]] for (int i = 0; i < s[n].length(); ++i) s[n][i] *= frag_row_value(score_scale * unscale, i);
+        }
+      } else {
+        FRAG_UNROLL for (uint n = 0; n < TK16; ++n) frag_scale(s[n], score_scale);
+      }
     }
     if (!whole) {
       FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
@@ -302,7 +408,7 @@ void main() {
     const vec2 m_ref = mix(run_max, vec2(0.0), equal(run_max, vec2(NEG_INF)));
     FRAG_UNROLL for (uint n = 0; n < TK16; ++n) {
       [[unroll]] for (int i = 0; i < s[n].length(); ++i) {
-        const float p = exp2(fma(s[n][i], exp_scale, -frag_row_value(m_ref, i)));
+        const float p = exp2(fma(s[n][i], frag_row_value(exp_scale, i), -frag_row_value(m_ref, i)));
         // The sum takes the f16 weights P V uses.
         s[n][i] = unpackHalf2x16(packHalf2x16(vec2(p, 0.0))).x;
       }
@@ -317,6 +423,11 @@ void main() {
         [[unroll]] for (int i = 0; i < o_acc[n].length(); ++i) o_acc[n][i] *= frag_row_value(alpha, i);
       }
     }
+    if (KV_SCALED && v_staged != o_shift) {  // workgroup-uniform: O moves to the tile's larger power
+      const float down = o_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, max(o_shift - v_staged, -126));
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], down);
+      o_shift = v_staged;
+    }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
       FragA pf;
       frag_to_a(pf, s[kk], scratch);
@@ -329,8 +440,10 @@ void main() {
 
     if (t + 1 < n_tiles) {
       if (!PREFETCH) fetch_tile(b, kvh, kv_start, j_lo + (t + 1) * TK, j_hi);
-      if (KV_STAGES == 1u) barrier();  // every warp is done with the one buffer
-      put_tile((t + 1) % KV_STAGES);
+      if (KV_SCALED) publish_tile_top((t + 1) % 2u);
+      // Every warp is done with the one buffer; every top of the tile is in.
+      if (KV_STAGES == 1u || KV_SCALED) barrier();
+      put_tile((t + 1) % KV_STAGES, (t + 1) % 2u);
     }
     barrier();
   }
@@ -339,6 +452,9 @@ void main() {
   // rows normalised once by their sums (a row that saw no key has sum 0 and
   // outputs zeros) or, with SPLIT, left as partials with their max and sum.
   run_sum = frag_rows_across(run_sum, scratch, false);
+  if (KV_SCALED && o_shift != F16_STAGE_SHIFT_NONE) {
+    FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], ldexp(1.0, o_shift));
+  }
   const uint lane = tid % FLASH_WARP;
   const uint r = lane / 2;  // the row of the warp's tile this invocation writes
   const uint at = scratch + r * FLASH_SCRATCH_STRIDE + (lane % 2) * 2;

@@ -24,6 +24,13 @@ void warp_barrier() {
   subgroupBarrier();
 }
 
+// atomicMax of shared `mem` with every invocation's `v`: one atomic per warp.
+#define WARP_ATOMIC_MAX(mem, v)                  \
+  {                                              \
+    const uint warp_max_ = subgroupMax(v);       \
+    if (subgroupElect()) atomicMax(mem, warp_max_); \
+  }
+
 // A from a row-major f16 tile.
 void frag_load_a(out FragA f, uint word, uint stride) { coopMatLoadNV(f, tile_pool, word, stride, false); }
 // B from a row-major f16 tile (B[k][n] at row k).

@@ -26,6 +26,9 @@ bool warp_any(bool v) { return true; }
 
 uint frag_lane() { return gl_LocalInvocationIndex % FLASH_WARP; }
 
+// atomicMax of shared `mem` with every invocation's `v` (here each its own).
+#define WARP_ATOMIC_MAX(mem, v) atomicMax(mem, v)
+
 // The 8 f16 values of one word, widened (values are f16 already, so exact).
 void unpack8(uvec4 w, out float v[8]) {
   vec2 p0 = unpackHalf2x16(w.x), p1 = unpackHalf2x16(w.y), p2 = unpackHalf2x16(w.z), p3 = unpackHalf2x16(w.w);

@@ -22,5 +22,8 @@
 // Per query row: its position; per key of each K/V buffer: its position.
 #define FLASH_ROW_STATE_BYTES 4
 #define FLASH_KEY_STATE_BYTES 4
+// Per workgroup: the largest |k| and |v| of the tiles of two parities (bf16
+// staged as f16 times a power of two), four u32.
+#define FLASH_TILE_STATE_BYTES 16
 
 #endif

@@ -33,6 +33,38 @@ uvec4 pack_f16x8(vec4 lo, vec4 hi) {
                          : pack_f16x8(uintBitsToFloat(words[(elem) / 4 + 2 * (w)]),                 \
                                       uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1])))
 
+// Word w (8 columns) of the row starting at element `elem` of an f32 or bf16
+// buffer of uvec4 `words`, as floats: columns 0-3 into lo, 4-7 into hi.
+#define ROW_FLOATS(words, type, elem, w, lo, hi)                                                     \
+  if ((type) == DTYPE_BF16) {                                                                        \
+    unpack_words(DTYPE_BF16, words[(elem) / 8 + (w)], lo, hi);                                      \
+  } else {                                                                                           \
+    lo = uintBitsToFloat(words[(elem) / 4 + 2 * (w)]);                                               \
+    hi = uintBitsToFloat(words[(elem) / 4 + 2 * (w) + 1]);                                           \
+  }
+
+// Staging bf16 (or f32) in f16 fragments as f16 times a power of two. bf16
+// has f16's precision and more (8 bits of mantissa against 11) but f32's
+// exponents, so values divided by 2^s, s chosen from their largest |x|, land
+// in f16 exactly where they lie within 2^-31 of that largest; smaller ones add
+// less than f32 rounding to a dot product. bf16's largest values (below
+// 2^128) need 2^-113 to fit under 2^15; its smallest would need 2^147, past
+// f32, so values whose largest |x| is below 2^-111 are staged at 2^126 and
+// keep fewer bits, as they add nothing a score or an f32 output could show.
+// Both powers stay normal f32.
+const int F16_STAGE_MOST_SHIFT = 113;
+const int F16_STAGE_LEAST_SHIFT = -126;
+// A running power (one that only grows, as values come) before any value: 2^-1000 is 0 in f32.
+const int F16_STAGE_SHIFT_NONE = -1000;
+// s for values whose largest |x| is `top`: it lands in [2^14, 2^15), clear of
+// f16's overflow. 0 for zeros, and for inf or NaN, which stay so at any power.
+int f16_stage_shift(float top) {
+  if (top == 0.0 || isinf(top) || isnan(top)) return 0;
+  int e;
+  frexp(top, e);  // 2^(e-1) <= top < 2^e
+  return clamp(e - 15, F16_STAGE_LEAST_SHIFT, F16_STAGE_MOST_SHIFT);
+}
+
 uint float_to_bf16_bits(float x) {
   uint u = floatBitsToUint(x);
   if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0xffffu) != 0u ? 0x40u : 0u);

@@ -98,19 +98,11 @@ shared vec2 merge_ml[NT * STREAM_HEADS];  // per walker and head: running max (l
 // mantissa fit f16's 11), f16 Q one part with e = 0.
 const bool Q_SCALED = Q_TYPE != DTYPE_F16;
 const uint Q_PARTS = Q_TYPE == DTYPE_F32 ? 2u : 1u;
-// bf16 K/V are staged as f16 times a power of two, which is exact for the same
-// reason where the largest element of the warp's tile sits at the top of
-// f16's range (tile_shift): K with a power per tile, undone on the tile's
-// scores; V with one per warp that only grows (tiles of smaller values are
-// staged at it), undone on O at the end, O rescaled where it grows.
+// bf16 K/V are staged as f16 times a power of two (f16_stage_shift, from
+// the largest element of the warp's tile): K with a power per tile, undone on
+// the tile's scores; V with one per warp that only grows (tiles of smaller
+// values are staged at it), undone on O at the end, O rescaled where it grows.
 const bool KV_SCALED = KV_TYPE == DTYPE_BF16;
-const int KV_SHIFT_NONE = -1000;  // the V power before the first tile: 2^-1000 is 0 in f32, like O then
-// A tile's power: bf16's largest values (below 2^128) need 2^-113 to fit
-// under 2^15; its smallest would need 2^147, past f32, so tiles whose largest
-// |x| is below 2^-111 are staged at 2^126 and keep fewer bits, as they add
-// nothing a score or an output in f32 could show. Both stay normal f32.
-const int KV_MOST_SHIFT = 113;
-const int KV_LEAST_SHIFT = -126;
 shared uint q_max_bits[STREAM_HEADS];  // per head: the largest |q|, as f32 bits (ordered like the values)
 
 #include "text_key_range.glsl"
@@ -244,10 +236,8 @@ void put_words(bool is_k, uint stage, float scale) {
 }
 
 // With KV_SCALED, the power of two that the warp's fetched K (is_k) or V
-// words are divided by: their largest |x| lands in [2^14, 2^15), so every
-// element within 2^-31 of it stays exact in f16 (smaller ones add less than
-// f32 rounding to a dot product). Warp-uniform; `scratch` for the emulated
-// layer's warp_max.
+// words are divided by (f16_stage_shift). Warp-uniform; `scratch` for the
+// emulated layer's warp_max.
 int tile_shift(bool is_k, uint scratch) {
   vec4 m = vec4(0.0);
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
@@ -256,11 +246,7 @@ int tile_shift(bool is_k, uint scratch) {
     m = max(m, max(abs(lo), abs(hi)));
   }
   // As f32 bits, ordered like the (non-negative) values.
-  const float top = uintBitsToFloat(warp_max(floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))), scratch));
-  if (top == 0.0) return 0;
-  int e;
-  frexp(top, e);  // 2^(e-1) <= top < 2^e; an inf or NaN tile stays inf or NaN at any power
-  return clamp(e - 15, KV_LEAST_SHIFT, KV_MOST_SHIFT);
+  return f16_stage_shift(uintBitsToFloat(warp_max(floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))), scratch)));
 }
 
 // log2 of the power of two that head h's Q rows are divided by (Q_SCALED):
@@ -276,22 +262,12 @@ int q_shift(uint h) {
   return e - 15;
 }
 
-// Columns 0-3 and 4-7 of word w (8 columns) of an f32 or bf16 Q row.
-void load_q_floats(uint row, uint w, out vec4 first, out vec4 second) {
-  if (Q_TYPE == DTYPE_BF16) {
-    unpack_words(DTYPE_BF16, q_words[row / 8u + w], first, second);
-    return;
-  }
-  first = uintBitsToFloat(q_words[row / 4u + 2u * w]);
-  second = uintBitsToFloat(q_words[row / 4u + 2u * w + 1u]);
-}
-
 // Word w (8 columns) of head h's Q row as f16: with Q_SCALED, its part
 // `part` of q 2^-shift (hi, or with Q_PARTS 2 the rest lo = q 2^-shift - hi).
 uvec4 q_part_word(uint row, uint w, uint part, int shift) {
   if (!Q_SCALED) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
   vec4 first, second;
-  load_q_floats(row, w, first, second);
+  ROW_FLOATS(q_words, Q_TYPE, row, w, first, second)
   first = ldexp(first, ivec4(-shift));
   second = ldexp(second, ivec4(-shift));
   if (part == 1u) {
@@ -350,7 +326,7 @@ void main() {
     barrier();
     for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
       vec4 first, second;
-      load_q_floats(q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second);
+      ROW_FLOATS(q_words, Q_TYPE, q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second)
       const vec4 m = max(abs(first), abs(second));
       atomicMax(q_max_bits[i / D8], floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
     }
@@ -389,7 +365,7 @@ void main() {
   // where 2^e and 2^k in turn could overflow (or underflow) between.
   const ivec2 q_shifts = ivec2(q_shift(frag_col(0)), q_shift(frag_col(1)));
   const vec2 col_scale = KV_SCALED ? vec2(score_scale) : score_scale * ldexp(vec2(1.0), q_shifts);
-  int v_shift = KV_SHIFT_NONE;  // KV_SCALED: O^T is held divided by 2^v_shift
+  int v_shift = F16_STAGE_SHIFT_NONE;  // KV_SCALED: O^T is held divided by 2^v_shift
 
   for (uint round = 0; round < rounds; ++round, t += NT) {
     const bool have = t < t_stop;
@@ -458,7 +434,7 @@ void main() {
     if (KV_SCALED) {
       const int shift = max(v_shift, tile_shift(false, scratch));
       if (shift != v_shift) {  // warp-uniform: O^T moves to the larger power (from zeros at the first tile)
-        const float down = v_shift == KV_SHIFT_NONE ? 0.0 : ldexp(1.0, max(v_shift - shift, -126));
+        const float down = v_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, max(v_shift - shift, -126));
         FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
           [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= down;
         }
@@ -479,7 +455,7 @@ void main() {
   // f32, per 16 columns of the head dim) in its staging words, and each
   // walker its (max, sum) per head (the same in both of its warps).
   if (KV_SCALED) {
-    const float up = v_shift == KV_SHIFT_NONE ? 0.0 : ldexp(1.0, v_shift);
+    const float up = v_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, v_shift);
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= up;
     }
