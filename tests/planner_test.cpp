@@ -308,11 +308,16 @@ TEST(PlannerRules, StreamDecodeForSharedKvHeads) {
   EXPECT_TRUE(find_text_variant("prefill_flash_coopmat_f16kv")->reduced_precision);  // the flash engine rounds it
   // bf16 K/V is staged as f16 times a power of two, exactly (8 mantissa bits
   // fit in 11): same row, no permission; f32 K/V would round, so it has none.
-  auto bf16 = plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::bf16, DType::bf16));
+  // Chosen where the batch has 32 KV heads or more (it lost to decode_flash with fewer).
+  auto bf16 = plan_text(nvidia(), decode(32, 8, 1, 128, 4096, DType::bf16, DType::bf16));
   EXPECT_EQ(bf16.variant->name, "decode_stream_coopmat_bf16");
   EXPECT_FALSE(bf16.variant->reduced_precision);
-  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::f32, DType::bf16)).variant->name,
+  EXPECT_EQ(plan_text(nvidia(), decode(4, 32, 8, 128, 4096, DType::f32, DType::bf16)).variant->name,
             "decode_stream_coopmat_bf16kv");
+  EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 8, 128, 4096, DType::bf16, DType::bf16)).variant->name,
+            "decode_flash_bf16");
+  EXPECT_EQ(plan_text(nvidia(), decode(16, 8, 1, 128, 4096, DType::bf16, DType::bf16)).variant->name,
+            "decode_flash_bf16");
   EXPECT_EQ(find_text_variant("decode_stream_coopmat_f32"), nullptr);
   EXPECT_EQ(plan_text(nvidia(), decode(1, 32, 32, 128, 4096, DType::bf16, DType::bf16)).variant->name,
             "decode_flash_bf16");  // MHA: no query heads to share a tile

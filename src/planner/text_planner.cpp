@@ -137,8 +137,16 @@ bool long_kv(const DeviceCaps&, const TextShape&, const TextGeometry& g) { retur
 // case of the suite (B32 H8/1 L32768 0.115 against 0.138 ms), which stays
 // available by override and to `vkattn tune`. At D256 (two warps per tile,
 // 2026-12-04) it read GQA and MQA 1.1-4.6x faster than decode_flash.
+// bf16 K/V costs it a warp maximum and a conversion per tile (staged as f16
+// times a power of two); against decode_flash on the H200 (2026-12-06, both
+// in one run) it won where the batch has many KV heads (B32 H32/8 1.04x,
+// B32 H8/1 1.42-1.90x) and lost or tied with few (B1 H32/8 L4096 0.0181
+// against 0.0159 ms, L32768 0.0577 against 0.0568; B1 H8/1 L4096 0.0139
+// against 0.0108).
+constexpr uint64_t kBf16StreamMinKvRows = 32;
 bool shared_kv_heads(const DeviceCaps&, const TextShape& s, const TextGeometry&) {
-  return s.num_heads / s.num_kv_heads >= 2;
+  if (s.num_heads / s.num_kv_heads < 2) return false;
+  return s.kv != DType::bf16 || uint64_t(s.batch) * s.num_kv_heads >= kBf16StreamMinKvRows;
 }
 
 constexpr Rule kRules[] = {
