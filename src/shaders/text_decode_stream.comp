@@ -85,6 +85,10 @@ const uint Q_BASE = 0;
 const uint WARPS_BASE = STREAM_HEADS * ROW_WORDS;
 const uint EXCHANGE_BASE = WARPS_BASE + NW * WARP_WORDS;
 const bool EXCHANGE_IN_Q = STREAM_EXCHANGE_IN_Q(NW, D);  // the first exchange slot in Q's staged rows
+// The two S^T exchange slots, used by turns: the first in Q's rows where they
+// hold it, else both in the exchange area.
+const uint EXCHANGE_SLOT0 = EXCHANGE_IN_Q ? Q_BASE : EXCHANGE_BASE;
+const uint EXCHANGE_SLOT1 = EXCHANGE_BASE + (EXCHANGE_IN_Q ? 0u : STREAM_EXCHANGE_SLOT_WORDS(NW));
 const uint STAGE_CHUNKS = STREAM_KEYS * DW8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
 const float NEG_INF = -1.0 / 0.0;
 const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
@@ -391,8 +395,7 @@ void main() {
       // same S^T (addition commutes), so their softmax agrees bit for bit. Two
       // slots by turns: a slot is rewritten only after the barrier of the next
       // round, which the partner passes after its read.
-      const uint slot = round % 2u == 0u ? (EXCHANGE_IN_Q ? Q_BASE : EXCHANGE_BASE)
-                                         : EXCHANGE_BASE + (EXCHANGE_IN_Q ? 0u : STREAM_EXCHANGE_SLOT_WORDS(NW));
+      const uint slot = round % 2u == 0u ? EXCHANGE_SLOT0 : EXCHANGE_SLOT1;
       uvec4 mine = uvec4(0u);
       [[unroll]] for (int i = 0; i < s.length(); ++i) mine[i] = floatBitsToUint(s[i]);
       tile_pool[slot + warp * FLASH_WARP + frag_lane()] = mine;
