@@ -457,26 +457,28 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     }
   };
   add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash);
-  // bf16 (and f32 Q with bf16 K/V), staged as f16 times powers of two: the
-  // same cases, then values that f16 could not hold, with Q scaled the other
-  // way so the scores stay moderate, and V rows spread over 24 octaves (tiles
-  // of small values staged at the power of an earlier tile of large ones).
-  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash, {"_bf16", "_bf16kv"});
-  std::vector<std::pair<TextCase, std::string>> bf16_prefill;
-  for (const auto& [log2_scale, what] :
-       {std::pair{112.0f, "near bf16's top, above"}, std::pair{-30.0f, "below"}}) {
-    TextCase c = causal_contiguous(full ? 300 : 40, 4, 2, 128, full ? 1000 : 150, full ? 700 : 110);
+  // bf16 (and f32 Q with bf16 K/V) is staged as f16 times powers of two. Its
+  // rows take the same cases, then K/V that f16 could not hold (times
+  // 2^log2_scale, with Q times 2^-log2_scale so the scores stay moderate),
+  // and V rows each 2^-12 to 2^12 times another (tiles of small values staged
+  // at the power of an earlier tile of large ones, and the other way round).
+  auto beyond_f16 = [](TextCase c, float log2_scale, const char* what) {
     c.kv_log2_scale = log2_scale;
     c.logit_scale = std::exp2(-log2_scale);
-    bf16_prefill.push_back({c, fmt::format("K/V {} f16's range", what)});
-  }
-  {
-    TextCase c = causal_contiguous(full ? 200 : 30, 4, 1, 256, full ? 900 : 200, full ? 700 : 170);
+    return std::pair{c, fmt::format("K/V {} f16's range", what)};
+  };
+  auto v_spread = [](TextCase c) {
     c.v_log2_spread = 12.0f;
     set_layout(c, KvLayout::paged);
-    bf16_prefill.push_back({c, "V rows spread over 24 octaves, D256 paged"});
-  }
-  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, bf16_prefill, {"_bf16", "_bf16kv"});
+    return std::pair{c, std::string("V rows spread over 24 octaves, D256 paged")};
+  };
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash, {"_bf16", "_bf16kv"});
+  const TextCase bf16_prompt = causal_contiguous(full ? 300 : 40, 4, 2, 128, full ? 1000 : 150, full ? 700 : 110);
+  add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"},
+                   {beyond_f16(bf16_prompt, 112.0f, "near bf16's top, above"),
+                    beyond_f16(bf16_prompt, -30.0f, "below"),
+                    v_spread(causal_contiguous(full ? 200 : 30, 4, 1, 256, full ? 900 : 200, full ? 700 : 170))},
+                   {"_bf16", "_bf16kv"});
 
   // 5. Decode on the flash_fragments engine (split partials), forced: GQA, MQA
   //    and MHA rows in one warp, every layout, window and softcap, several
@@ -541,30 +543,17 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode);
   add_on_fragments({"decode_flash_coopmat", "decode_flash_emulated"}, flash_decode, {"_bf16", "_bf16kv"});
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
-  // bf16 K/V on the stream engine (staged as f16 times a power of two): the
-  // same cases, then values that f16 could not hold, with Q scaled the other
-  // way so the scores stay moderate (bf16 Q is scaled into f16 too).
+  // bf16 K/V on the stream engine: the same cases, then the bf16 prefill's kinds of values.
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode, {"_bf16", "_bf16kv"});
-  std::vector<std::pair<TextCase, std::string>> bf16_range;
-  for (const auto& [log2_scale, what] :
-       {std::pair{20.0f, "above"}, std::pair{112.0f, "near bf16's top, above"}, std::pair{-30.0f, "below"}}) {
-    TextCase c = make(2, 1, 8, 2, 128, full ? 2000 : 200);
-    c.params.start_pos = {c.params.kv_len[0] - 1};
-    c.kv_log2_scale = log2_scale;
-    c.logit_scale = std::exp2(-log2_scale);
-    set_layout(c, KvLayout::contiguous);
-    bf16_range.push_back({c, fmt::format("K/V {} f16's range", what)});
-  }
-  {
-    // Each V row 2^-12 to 2^12 times another: tiles of small values staged
-    // at the power of an earlier tile of large ones, and the other way round.
-    TextCase c = make(1, 1, 8, 1, 256, full ? 3000 : 300);
-    c.params.start_pos = {c.params.kv_len[0] - 1};
-    c.v_log2_spread = 12.0f;
-    set_layout(c, KvLayout::paged);
-    bf16_range.push_back({c, "V rows spread over 24 octaves, D256 paged"});
-  }
-  add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, bf16_range, {"_bf16", "_bf16kv"});
+  TextCase bf16_step = make(2, 1, 8, 2, 128, full ? 2000 : 200);
+  bf16_step.params.start_pos = {bf16_step.params.kv_len[0] - 1};
+  set_layout(bf16_step, KvLayout::contiguous);
+  TextCase bf16_mqa_step = make(1, 1, 8, 1, 256, full ? 3000 : 300);
+  bf16_mqa_step.params.start_pos = {bf16_mqa_step.params.kv_len[0] - 1};
+  add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"},
+                   {beyond_f16(bf16_step, 20.0f, "above"), beyond_f16(bf16_step, 112.0f, "near bf16's top, above"),
+                    beyond_f16(bf16_step, -30.0f, "below"), v_spread(bf16_mqa_step)},
+                   {"_bf16", "_bf16kv"});
 
   if (full) {
     // Model-sized shapes for the GPU.
