@@ -112,7 +112,7 @@ shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[KV_STAGES * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
 shared uint row_pos[ROWS];    // absolute query position, TEXT_INVALID_POS past seq_len
 // KV_SCALED: per tile parity, the tile's largest |k| and |v| as f32 bits
-// (ordered like the non-negative values), gathered before it is staged.
+// (abs_max8), gathered before it is staged.
 shared uint tile_top_bits[FLASH_TILE_STATE_BYTES / 4];
 
 #include "text_key_range.glsl"
@@ -167,16 +167,16 @@ void fetched_floats(bool is_k, uint a, out vec4 lo, out vec4 hi) {
 // KV_SCALED: the fetched tile's largest |k| and |v| into the slots of its
 // parity, before the barrier that put_tile waits behind.
 void publish_tile_top(uint parity) {
-  vec4 mk = vec4(0.0), mv = vec4(0.0);
+  float mk = 0.0, mv = 0.0;
   [[unroll]] for (uint a = 0; a < KV_CHUNKS; ++a) {
     vec4 lo, hi;
     fetched_floats(true, a, lo, hi);
-    mk = max(mk, max(abs(lo), abs(hi)));
+    mk = max(mk, abs_max8(lo, hi));
     fetched_floats(false, a, lo, hi);
-    mv = max(mv, max(abs(lo), abs(hi)));
+    mv = max(mv, abs_max8(lo, hi));
   }
-  WARP_ATOMIC_MAX(tile_top_bits[2u * parity], floatBitsToUint(max(max(mk.x, mk.y), max(mk.z, mk.w))));
-  WARP_ATOMIC_MAX(tile_top_bits[2u * parity + 1u], floatBitsToUint(max(max(mv.x, mv.y), max(mv.z, mv.w))));
+  WARP_ATOMIC_MAX(tile_top_bits[2u * parity], floatBitsToUint(mk));
+  WARP_ATOMIC_MAX(tile_top_bits[2u * parity + 1u], floatBitsToUint(mv));
 }
 
 // The fetched tile (of `parity`) into buffer `stage`. With KV_SCALED, after
@@ -286,8 +286,7 @@ void main() {
       if (qi >= pc.seq_len) continue;
       vec4 lo, hi;
       ROW_FLOATS(q_words, Q_TYPE, q_row_elem(b, qi, head0 + r % HEAD_GROUP), i % D8, lo, hi)
-      const vec4 m = max(abs(lo), abs(hi));
-      atomicMax(tile_pool[S_BASE + r].x, floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
+      atomicMax(tile_pool[S_BASE + r].x, floatBitsToUint(abs_max8(lo, hi)));
     }
     barrier();
   }
@@ -424,8 +423,7 @@ void main() {
       }
     }
     if (KV_SCALED && v_staged != o_shift) {  // workgroup-uniform: O moves to the tile's larger power
-      const float down = o_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, max(o_shift - v_staged, -126));
-      FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], down);
+      FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], f16_stage_rescale(o_shift, v_staged));
       o_shift = v_staged;
     }
     FRAG_UNROLL for (uint kk = 0; kk < TK16; ++kk) {
@@ -453,7 +451,7 @@ void main() {
   // outputs zeros) or, with SPLIT, left as partials with their max and sum.
   run_sum = frag_rows_across(run_sum, scratch, false);
   if (KV_SCALED && o_shift != F16_STAGE_SHIFT_NONE) {
-    FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], ldexp(1.0, o_shift));
+    FRAG_UNROLL for (uint n = 0; n < D16; ++n) frag_scale(o_acc[n], f16_stage_rescale(o_shift, 0));
   }
   const uint lane = tid % FLASH_WARP;
   const uint r = lane / 2;  // the row of the warp's tile this invocation writes

@@ -105,8 +105,7 @@ void store_scale(bool is_k, uint index, uint bits) {
 // Step 3 for the unit `u` of one row (called by every invocation: it has barriers).
 void store_quantized(bool is_k, uint u, uint dst_row, vec4 lo, vec4 hi) {
   barrier();  // the previous row's absmax is no longer read
-  unit_absmax[u] = max(max(max(abs(lo.x), abs(lo.y)), max(abs(lo.z), abs(lo.w))),
-                       max(max(abs(hi.x), abs(hi.y)), max(abs(hi.z), abs(hi.w))));
+  unit_absmax[u] = abs_max8(lo, hi);
   barrier();
   if (u >= UNITS) return;
   const uint g = u / GROUP_UNITS;

@@ -18,6 +18,13 @@ void unpack_words(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
   }
 }
 
+// The largest |x| of one word's 8 values (lo, hi). Its f32 bits order like
+// the non-negative values, so atomicMax and subgroupMax on them take maxima.
+float abs_max8(vec4 lo, vec4 hi) {
+  const vec4 m = max(abs(lo), abs(hi));
+  return max(max(m.x, m.y), max(m.z, m.w));
+}
+
 // Elements per uvec4 of a storage type.
 uint elems_per_word4(uint type) { return type == DTYPE_F32 ? 4u : 8u; }
 
@@ -63,6 +70,14 @@ int f16_stage_shift(float top) {
   int e;
   frexp(top, e);  // 2^(e-1) <= top < 2^e
   return clamp(e - 15, F16_STAGE_LEAST_SHIFT, F16_STAGE_MOST_SHIFT);
+}
+
+// The factor that takes values held divided by 2^from to values divided by
+// 2^to (a running power that grew, or 0 to undo it): 0 where nothing was held
+// yet (F16_STAGE_SHIFT_NONE), and at most 126 octaves down, so it stays a
+// normal f32; what it would take lower is below anything the new values show.
+float f16_stage_rescale(int from, int to) {
+  return from == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, max(from - to, -126));
 }
 
 uint float_to_bf16_bits(float x) {

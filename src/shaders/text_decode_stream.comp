@@ -243,14 +243,13 @@ void put_words(bool is_k, uint stage, float scale) {
 // words are divided by (f16_stage_shift). Warp-uniform; `scratch` for the
 // emulated layer's warp_max.
 int tile_shift(bool is_k, uint scratch) {
-  vec4 m = vec4(0.0);
+  float m = 0.0;
   [[unroll]] for (uint a = 0; a < STAGE_CHUNKS; ++a) {
     vec4 lo, hi;
     fetched_floats(is_k, a, lo, hi);
-    m = max(m, max(abs(lo), abs(hi)));
+    m = max(m, abs_max8(lo, hi));
   }
-  // As f32 bits, ordered like the (non-negative) values.
-  return f16_stage_shift(uintBitsToFloat(warp_max(floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))), scratch)));
+  return f16_stage_shift(uintBitsToFloat(warp_max(floatBitsToUint(m), scratch)));
 }
 
 // log2 of the power of two that head h's Q rows are divided by (Q_SCALED):
@@ -331,8 +330,7 @@ void main() {
     for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
       vec4 first, second;
       ROW_FLOATS(q_words, Q_TYPE, q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second)
-      const vec4 m = max(abs(first), abs(second));
-      atomicMax(q_max_bits[i / D8], floatBitsToUint(max(max(m.x, m.y), max(m.z, m.w))));
+      atomicMax(q_max_bits[i / D8], floatBitsToUint(abs_max8(first, second)));
     }
     barrier();
   }
@@ -437,7 +435,7 @@ void main() {
     if (KV_SCALED) {
       const int shift = max(v_shift, tile_shift(false, scratch));
       if (shift != v_shift) {  // warp-uniform: O^T moves to the larger power (from zeros at the first tile)
-        const float down = v_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, max(v_shift - shift, -126));
+        const float down = f16_stage_rescale(v_shift, shift);
         FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
           [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= down;
         }
@@ -458,7 +456,7 @@ void main() {
   // f32, per 16 columns of the head dim) in its staging words, and each
   // walker its (max, sum) per head (the same in both of its warps).
   if (KV_SCALED) {
-    const float up = v_shift == F16_STAGE_SHIFT_NONE ? 0.0 : ldexp(1.0, v_shift);
+    const float up = f16_stage_rescale(v_shift, 0);
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
       [[unroll]] for (int i = 0; i < o_acc[c].length(); ++i) o_acc[c][i] *= up;
     }
