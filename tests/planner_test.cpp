@@ -220,6 +220,11 @@ TEST(PlannerRules, TensorCoreDecodeByOverride) {
   EXPECT_EQ(candidate(plan_text(nvidia(), decode(1, 32, 8, 256, 4096, DType::f16, DType::f16)),
                       "decode_flash_coopmat_f16").why,
             "needs head_dim <= 128, got 256");
+  // Its bf16 rows, by the same override (staged as f16 times powers of two).
+  PlanOptions forced_bf16 = forced;
+  forced_bf16.variant = "decode_flash_coopmat_bf16";
+  EXPECT_EQ(plan_text(nvidia(), decode(32, 8, 1, 64, 4096, DType::bf16, DType::bf16), forced_bf16).variant->name,
+            "decode_flash_coopmat_bf16");
   // MQA B1: one workgroup per split, 256 splits of 128 keys.
   EXPECT_EQ(plan_text(nvidia(), decode(1, 8, 1, 64, 32768, DType::f16, DType::f16), forced).geometry.splits, 256u);
   // Lengths from a GPU buffer: splits sized for the capacity.
@@ -715,6 +720,10 @@ TEST(PlannerFlash, Bf16OnTensorCoresF32KvOnTheScalarRows) {
   EXPECT_TRUE(find_text_variant("prefill_flash_coopmat_bf16kv")->reduced_precision);
   EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f32, DType::bf16)).variant->name,
             "prefill_tiled_small_bf16kv");
+  PlanOptions o;
+  o.allow_reduced_precision = true;
+  EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128, DType::f32, DType::bf16), o).variant->name,
+            "prefill_flash_coopmat_bf16kv");
   EXPECT_EQ(plan_text(nvidia(), prefill(4096, 32, 8, 128)).variant->name, "prefill_tiled_small_f32");
   EXPECT_EQ(find_text_variant("prefill_flash_coopmat_f32"), nullptr);
   EXPECT_EQ(find_text_variant("prefill_flash_emulated_f32"), nullptr);
