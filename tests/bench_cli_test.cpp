@@ -69,11 +69,11 @@ constexpr const char* kSuite = R"({"suite": "mine", "defaults": {"heads": 4, "kv
 TEST_F(BenchCli, SuiteByNameRunsEveryFamilyWithProgress) {
   const Result r = bench("--suite smoke --runs 2");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(lines_starting(r.output, "[").size(), 9u) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("[1/9] case decode B2 S1 H8/2 D64 L200 contiguous f16/f16"));
+  EXPECT_EQ(lines_starting(r.output, "[").size(), 10u) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[1/10] case decode B2 S1 H8/2 D64 L200 contiguous f16/f16"));
   for (const char* row : {"decode B2 S1 H8/2 D64 L200 paged ps16 f16/f16", "decode B2 S1 H8/2 D64 L200 ring f16/f16",
                           "prefill B1 S48 H4/2 D64 L48 contiguous f16/f16 w20", "vision P64 H2 D64 phd f16",
-                          "audio T48 H2 D64 W12 P12 F0 f32"}) {
+                          "audio T48 H2 D64 W12 P12 F0 f32", "bdpa decode B2 S1 H8/2 D64 L200 f16/f16 rope64 vocab50"}) {
     const std::string line = line_starting(r.output, row);
     // variant, median/min/max ms, GB/s, %bw, TFLOP/s, %peak and the parity error
     EXPECT_THAT(line, ::testing::MatchesRegex(".* [a-z0-9_]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .* [0-9.]+e-[0-9]+$"))
@@ -299,7 +299,7 @@ TEST_F(BenchCli, QuantizedCachesAreFilledTimedAndChecked) {
 // Every shipped suite loads; on the H200's caps the big decode cases are skipped with the limit named.
 TEST_F(BenchCli, ShippedSuitesLoadAndH200SkipsAreExplained) {
   for (const char* s : {"models", "smoke", "decode", "decode-h200", "decode-sample", "decode-quant", "prefill",
-                        "vision", "audio", "ceilings"}) {
+                        "vision", "audio", "bdpa", "ceilings"}) {
     const Result r = bench("--dry-run --caps " + testing::caps_path("nvidia-h200.json") + " --suite " + s);
     EXPECT_EQ(r.status, 0) << s << ": " << r.output;
   }

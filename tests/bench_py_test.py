@@ -20,7 +20,8 @@ import suite  # noqa: E402
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 VKATTN = None
 SHAPE_FIELDS = ("family", "batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "layout", "page_size",
-                "window", "causal", "q_dtype", "kv_dtype", "out_dtype", "patches", "frames", "dtype", "probe")
+                "window", "causal", "q_dtype", "kv_dtype", "out_dtype", "patches", "frames", "dtype", "probe",
+                "basis_dtype", "rotary_dim", "vocab")
 
 
 class SuiteExpansion(unittest.TestCase):

@@ -55,8 +55,10 @@ TEST(BenchSuite, FamiliesAndProbes) {
     {"family": "audio", "frames": 40, "heads": 2, "head_dim": 64, "dtype": "f32", "max_future": 2},
     {"family": "probe", "probe": "read_bandwidth", "bytes": 1048576},
     {"family": "probe", "probe": "coopmat_fp16", "name": "peak"},
-    {"family": "probe", "probe": "dispatch_floor"}]})");
-  ASSERT_EQ(s.cases.size(), 5u);
+    {"family": "probe", "probe": "dispatch_floor"},
+    {"family": "bdpa", "batch": 2, "heads": 8, "kv_heads": 2, "head_dim": 64, "kv_len": 300, "vocab": 40,
+     "basis_dtype": "bf16", "rotary_dim": 32}]})");
+  ASSERT_EQ(s.cases.size(), 6u);
   EXPECT_EQ(s.name, "t");  // the file's stem
   EXPECT_EQ(s.cases[0].family, check::BenchFamily::vision);
   EXPECT_EQ(s.cases[0].name, "vision P64 H2 D72 phd f16");  // suite defaults of other families are ignored
@@ -68,6 +70,16 @@ TEST(BenchSuite, FamiliesAndProbes) {
   EXPECT_EQ(s.cases[4].name, "probe dispatch_floor");
   EXPECT_EQ(s.cases[4].probe.kind, check::ProbeKind::dispatch_floor);
   EXPECT_EQ(check::to_string(check::ProbeKind::dispatch_floor), "dispatch_floor");
+  const check::BenchSpec& bdpa = s.cases[5];
+  EXPECT_EQ(bdpa.family, check::BenchFamily::bdpa);
+  EXPECT_EQ(bdpa.name, "bdpa decode B2 S1 H8/2 D64 L300 f32/bf16 rope32 vocab40");  // Q and out from the defaults
+  EXPECT_EQ(bdpa.bdpa.params.kv_capacity, 300u);
+  EXPECT_EQ(bdpa.bdpa.params.start_pos[0], 299u);
+  EXPECT_TRUE(bdpa.bdpa.params.causal);
+  EXPECT_EQ(bdpa.bdpa.params.rotary_dim, 32u);
+  EXPECT_EQ(bdpa.bdpa.vocab, 40u);
+  EXPECT_EQ(bdpa.bdpa.basis, DType::bf16);
+  EXPECT_EQ(bdpa.bdpa.out, DType::f32);
 }
 
 TEST(BenchSuite, ErrorsNameTheFileTheFieldAndTheValue) {
@@ -104,7 +116,11 @@ TEST(BenchSuite, ErrorsNameTheFileTheFieldAndTheValue) {
   EXPECT_THAT(error_of(R"({"cases": [{"family": "vision", "patches": 4, "heads": 1, "head_dim": 8, "kv_len": 3}]})"),
               HasSubstr("cases[0].kv_len: does not apply to family vision"));
   EXPECT_THAT(error_of(R"({"cases": [{"family": "sound"}]})"),
-              HasSubstr("cases[0].family: expected text, vision, audio or probe, got \"sound\""));
+              HasSubstr("cases[0].family: expected text, vision, audio, bdpa or probe, got \"sound\""));
+  EXPECT_THAT(error_of(R"({"cases": [{"family": "bdpa", "heads": 4, "head_dim": 64, "rotary_dim": 65}]})"),
+              HasSubstr("cases[0].rotary_dim: expected an even number at most head_dim (64), got 65"));
+  EXPECT_THAT(error_of(R"({"cases": [{"family": "bdpa", "heads": 4, "head_dim": 64, "layout": "paged"}]})"),
+              HasSubstr("cases[0].layout: does not apply to family bdpa"));
   EXPECT_THAT(error_of(R"({"cases": [{"heads": 4, "head_dim": 64}, {"heads": 4, "head_dim": 64}]})"),
               HasSubstr("cases[1]: duplicate case name \"decode B1 S1 H4/4 D64 L1 contiguous f16/f16\" (also cases[0])"));
 }
@@ -214,6 +230,7 @@ TEST_F(BenchGpu, TextRunnerChecksASampleOfLargeCasesAndAllOfSmallOnes) {
 TEST_F(BenchGpu, VisionRunnerChecksAsTheEquivalentTextCase) {
   check::BenchRunOptions o;
   o.runs = 2;
+  o.max_run_ms = 20000;  // about a second a run on lavapipe: a loaded machine must not turn it into a skip
   check::VisionCase c;
   c.params.patches = 768;  // 2 heads x 768 x 768 keys: past the oracle budget, so sampled
   c.params.num_heads = 2;

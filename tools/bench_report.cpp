@@ -15,7 +15,7 @@ constexpr const char* kCsvColumns[] = {
     "runs",     "gbps",    "tflops",   "bw_share", "peak_share", "parity",   "rel_err",    "checked_rows",
     "total_rows", "batch", "seq_len",  "heads",    "kv_heads",   "head_dim", "kv_len",     "layout",
     "page_size", "window", "causal",   "q_dtype",  "kv_dtype",   "out_dtype", "patches",   "frames",
-    "dtype",    "reason"};
+    "dtype",    "basis_dtype", "rotary_dim", "vocab", "reason"};
 
 std::string csv_cell(const OrderedJson& v) {
   if (v.is_null()) return "";
@@ -26,17 +26,23 @@ std::string csv_cell(const OrderedJson& v) {
   return q + "\"";
 }
 
+// The fields text and BDPA cases share.
+void add_decoder_shape(OrderedJson& j, uint32_t batch, uint32_t seq_len, uint32_t heads, uint32_t kv_heads,
+                       uint32_t head_dim, uint32_t kv_len) {
+  j["batch"] = batch;
+  j["seq_len"] = seq_len;
+  j["heads"] = heads;
+  j["kv_heads"] = kv_heads;
+  j["head_dim"] = head_dim;
+  j["kv_len"] = kv_len;
+}
+
 void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
   switch (spec.family) {
     case check::BenchFamily::text: {
       const auto& c = spec.text;
       const auto& p = c.params;
-      j["batch"] = p.batch;
-      j["seq_len"] = p.seq_len;
-      j["heads"] = p.num_heads;
-      j["kv_heads"] = p.num_kv_heads;
-      j["head_dim"] = p.head_dim;
-      j["kv_len"] = p.kv_len[0];
+      add_decoder_shape(j, p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, p.kv_len[0]);
       j["layout"] = to_string(p.layout);
       if (p.layout == KvLayout::tiered) {
         j["cold_layout"] = to_string(p.cold_layout);
@@ -71,6 +77,19 @@ void add_shape(OrderedJson& j, const check::BenchSpec& spec) {
       j["max_past"] = p.max_past;
       j["max_future"] = p.max_future;
       j["dtype"] = to_string(spec.audio.dtype);
+      break;
+    }
+    case check::BenchFamily::bdpa: {
+      const auto& c = spec.bdpa;
+      const auto& p = c.params;
+      add_decoder_shape(j, p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, p.kv_capacity);
+      j["window"] = p.window;
+      j["causal"] = p.causal;
+      j["rotary_dim"] = p.rotary_dim;
+      j["vocab"] = c.vocab;
+      j["q_dtype"] = to_string(c.q);
+      j["basis_dtype"] = to_string(c.basis);
+      j["out_dtype"] = to_string(c.out);
       break;
     }
     case check::BenchFamily::probe:

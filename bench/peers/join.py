@@ -59,16 +59,17 @@ def geomean(xs):
 
 
 def markdown(rows):
-    """A table per family (decode, prefill, vision, audio), then the geometric mean of the ratios."""
+    """A table per family (decode, prefill, vision, audio, bdpa), then the geometric mean of the ratios."""
     groups = {}
     for r in rows:
         kind = r["family"] if r["family"] != "text" else ("decode" if r.get("seq_len") == 1 else "prefill")
         groups.setdefault(kind, []).append(r)
     lines = []
-    for kind in ("decode", "prefill", "vision", "audio"):
+    for kind in ("decode", "prefill", "vision", "audio", "bdpa"):
         if kind not in groups:
             continue
-        figure = "GB/s (% of read ceiling)" if kind == "decode" else "TFLOP/s (% of peak)"
+        by_bytes = kind in ("decode", "bdpa")  # memory-bound: bytes per second
+        figure = "GB/s (% of read ceiling)" if by_bytes else "TFLOP/s (% of peak)"
         lines += [f"### {kind}", "",
                   f"| case | variant | vkattn ms | {figure} | peer ms (backend) | peer / vkattn |",
                   "| --- | --- | ---: | ---: | ---: | ---: |"]
@@ -76,7 +77,7 @@ def markdown(rows):
             if r["status"] not in ("ok", "failed"):
                 lines.append(f"| {r['case']} | {r['status']}: {r['reason']} | | | | |")
                 continue
-            fig = (f"{_num(r['gbps'], '.0f')} ({_share(r['bw_share'])})" if kind == "decode"
+            fig = (f"{_num(r['gbps'], '.0f')} ({_share(r['bw_share'])})" if by_bytes
                    else f"{_num(r['tflops'], '.1f')} ({_share(r['peak_share'])})")
             peer = f"{r['peer_ms']:.4f} ({r['peer_backend']})" if "peer_ms" in r else "-"
             ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"

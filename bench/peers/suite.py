@@ -12,12 +12,16 @@ TEXT_DEFAULTS = {"batch": 1, "seq_len": 1, "layout": "contiguous", "window": 0, 
                  "softcap": 0.0, "q_dtype": "f16"}
 VISION_DEFAULTS = {"dtype": "f16", "layout": "phd"}
 AUDIO_DEFAULTS = {"dtype": "f16", "chunk": 12, "max_past": 12, "max_future": 0}
+BDPA_DEFAULTS = {"batch": 1, "seq_len": 1, "window": 0, "causal": True, "q_dtype": "f16", "basis_dtype": "f16",
+                 "vocab": 11}
 FAMILY_FIELDS = {
     "text": {"batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "layout", "page_size", "window",
              "causal", "softcap", "scale", "q_dtype", "kv_dtype", "out_dtype", "recorded_at", "hot_window",
              "cold_layout"},
     "vision": {"patches", "heads", "head_dim", "layout", "scale", "dtype"},
     "audio": {"frames", "heads", "head_dim", "chunk", "max_past", "max_future", "logit_cap", "dtype"},
+    "bdpa": {"batch", "seq_len", "heads", "kv_heads", "head_dim", "kv_len", "window", "causal", "q_dtype",
+             "out_dtype", "basis_dtype", "rotary_dim", "vocab"},
     "probe": {"probe", "bytes", "workgroups", "iterations"},
 }
 COMMON_FIELDS = {"family", "name", "label"}
@@ -33,10 +37,18 @@ def _fmt_number(x):
     return r[:-2] if r.endswith(".0") else r
 
 
+def _decoder_defaults(c):
+    """What text and BDPA cases take from their other fields when a suite leaves them out."""
+    c.setdefault("kv_heads", c["heads"])
+    c.setdefault("kv_len", c["seq_len"])
+    c.setdefault("out_dtype", c["q_dtype"])
+    return c
+
+
 def _resolve(fields, own, where):
     family = fields.get("family", "text")
     if family not in FAMILY_FIELDS:
-        raise SuiteError(f"{where}.family: expected text, vision, audio or probe, got {family!r}")
+        raise SuiteError(f"{where}.family: expected text, vision, audio, bdpa or probe, got {family!r}")
     for key in own:
         if key not in COMMON_FIELDS and key not in FAMILY_FIELDS[family]:
             raise SuiteError(f"{where}.{key}: does not apply to family {family}")
@@ -44,11 +56,8 @@ def _resolve(fields, own, where):
     c = {k: v for k, v in fields.items() if k in allowed}
     c["family"] = family
     if family == "text":
-        c = {**TEXT_DEFAULTS, **c}
-        c.setdefault("kv_heads", c["heads"])
-        c.setdefault("kv_len", c["seq_len"])
+        c = _decoder_defaults({**TEXT_DEFAULTS, **c})
         c.setdefault("kv_dtype", c["q_dtype"])
-        c.setdefault("out_dtype", c["q_dtype"])
         if c["layout"] == "tiered":
             c.setdefault("hot_window", 256)
             c.setdefault("cold_layout", "paged")
@@ -62,6 +71,10 @@ def _resolve(fields, own, where):
         c = {**AUDIO_DEFAULTS, **c}
         name = (f"audio T{c['frames']} H{c['heads']} D{c['head_dim']} W{c['chunk']} P{c['max_past']} "
                 f"F{c['max_future']} {c['dtype']}")
+    elif family == "bdpa":
+        c = _decoder_defaults({**BDPA_DEFAULTS, **c})
+        c.setdefault("rotary_dim", c["head_dim"])
+        name = bdpa_name(c)
     else:
         if c["probe"] == "read_bandwidth":
             name = f"probe read_bandwidth {c.get('bytes', 1 << 30) >> 20} MiB"
@@ -100,6 +113,20 @@ def text_name(c):
         s += f" scale{_fmt_number(c['scale'])}"
     if c.get("recorded_at"):
         s += f" recorded@{c['recorded_at']}"
+    return s
+
+
+def bdpa_name(c):
+    """The case name vkattn gives a BDPA case (bench_suite.cpp's build_bdpa)."""
+    s = (f"bdpa {'decode' if c['seq_len'] == 1 else 'prefill'} B{c['batch']} S{c['seq_len']} "
+         f"H{c['heads']}/{c['kv_heads']} D{c['head_dim']} L{c['kv_len']} {c['q_dtype']}/{c['basis_dtype']}")
+    if c["out_dtype"] != c["q_dtype"]:
+        s += f"->{c['out_dtype']}"
+    s += f" rope{c['rotary_dim']} vocab{c['vocab']}"
+    if c["seq_len"] > 1 and not c["causal"]:
+        s += " noncausal"
+    if c["window"]:
+        s += f" w{c['window']}"
     return s
 
 

@@ -23,7 +23,7 @@ What differs from vkattn's case, and is said in each row:
   per query head before capture (more bytes read); "gqa" says which.
 - Decode with a window attends to the last `window` keys (a view); prefill
   with a window, or with fewer queries than keys, uses a boolean mask.
-- Softcap, audio and int8/int4 KV cases have no SDPA equivalent and are reported as skipped.
+- Softcap, audio, BDPA and int8/int4 KV cases have no SDPA equivalent and are reported as skipped.
 
 usage (on the GPU machine):
   python3 bench/peers/torch_sdpa.py vk-decode.jsonl vk-prefill.jsonl [--runs 20] [--out torch.jsonl]

@@ -9,7 +9,7 @@ namespace vkattn::check {
 
 namespace {
 
-// Audio and head-major vision cases (host inputs, whole-output oracle) whose
+// Audio, BDPA and head-major vision cases (host inputs, whole-output oracle) whose
 // oracle costs more than this (multiply-adds, a few seconds on one core) are
 // timed without it.
 constexpr double kOracleFlops = 1e10;
@@ -123,6 +123,14 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
         const bool oracle = 2.0 * p.frames * keys * p.num_heads * p.head_dim <= kOracleFlops;
         return from_check(run_audio_case(ctx, spec.audio, RunOptions{options.runs, !oracle}), oracle, options,
                           uint64_t(p.frames) * p.num_heads);
+      }
+      case BenchFamily::bdpa: {
+        // Built on the GPU from a contiguous cache each run; only the attention is timed.
+        const auto& p = spec.bdpa.params;
+        const double keys = double(p.batch) * p.kv_capacity;
+        const bool oracle = 2.0 * keys * p.seq_len * p.num_heads * p.head_dim <= kOracleFlops;
+        return from_check(run_bdpa_case(ctx, spec.bdpa, RunOptions{options.runs, !oracle}), oracle, options,
+                          uint64_t(p.batch) * p.seq_len * p.num_heads);
       }
     }
   } catch (const Error& e) {

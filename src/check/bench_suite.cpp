@@ -26,7 +26,8 @@ enum Families : uint8_t {
   kVision = 1 << 1,
   kAudio = 1 << 2,
   kProbe = 1 << 3,
-  kAll = kText | kVision | kAudio | kProbe,
+  kBdpa = 1 << 4,
+  kAll = kText | kVision | kAudio | kProbe | kBdpa,
 };
 
 enum class Kind { positive, non_negative, boolean, number, text };
@@ -39,15 +40,21 @@ struct Field {
 };
 constexpr Field kFields[] = {
     {"family", Kind::text, kAll},          {"name", Kind::text, kAll},
-    {"label", Kind::text, kAll},           {"batch", Kind::positive, kText},
-    {"seq_len", Kind::positive, kText},    {"heads", Kind::positive, kText | kVision | kAudio},
-    {"kv_heads", Kind::positive, kText},   {"head_dim", Kind::positive, kText | kVision | kAudio},
-    {"kv_len", Kind::positive, kText},     {"layout", Kind::text, kText | kVision},
-    {"page_size", Kind::positive, kText},  {"window", Kind::non_negative, kText},
-    {"causal", Kind::boolean, kText},      {"softcap", Kind::number, kText},
+    {"label", Kind::text, kAll},           {"batch", Kind::positive, kText | kBdpa},
+    {"seq_len", Kind::positive, kText | kBdpa},
+    {"heads", Kind::positive, kText | kVision | kAudio | kBdpa},
+    {"kv_heads", Kind::positive, kText | kBdpa},
+    {"head_dim", Kind::positive, kText | kVision | kAudio | kBdpa},
+    {"kv_len", Kind::positive, kText | kBdpa},
+    {"layout", Kind::text, kText | kVision},
+    {"page_size", Kind::positive, kText},  {"window", Kind::non_negative, kText | kBdpa},
+    {"causal", Kind::boolean, kText | kBdpa},
+    {"softcap", Kind::number, kText},
     {"scale", Kind::number, kText | kVision},
-    {"q_dtype", Kind::text, kText},        {"kv_dtype", Kind::text, kText},
-    {"out_dtype", Kind::text, kText},      {"dtype", Kind::text, kVision | kAudio},
+    {"q_dtype", Kind::text, kText | kBdpa},
+    {"kv_dtype", Kind::text, kText},
+    {"out_dtype", Kind::text, kText | kBdpa},
+    {"dtype", Kind::text, kVision | kAudio},
     {"patches", Kind::positive, kVision},  {"frames", Kind::positive, kAudio},
     {"chunk", Kind::positive, kAudio},     {"max_past", Kind::positive, kAudio},
     {"max_future", Kind::non_negative, kAudio},
@@ -56,6 +63,8 @@ constexpr Field kFields[] = {
     {"iterations", Kind::positive, kProbe},
     {"recorded_at", Kind::positive, kText},
     {"hot_window", Kind::positive, kText}, {"cold_layout", Kind::text, kText},
+    {"basis_dtype", Kind::text, kBdpa},    {"rotary_dim", Kind::non_negative, kBdpa},
+    {"vocab", Kind::positive, kBdpa},
 };
 
 struct FamilyName {
@@ -66,6 +75,7 @@ struct FamilyName {
 constexpr FamilyName kFamilies[] = {{"text", BenchFamily::text, kText},
                                     {"vision", BenchFamily::vision, kVision},
                                     {"audio", BenchFamily::audio, kAudio},
+                                    {"bdpa", BenchFamily::bdpa, kBdpa},
                                     {"probe", BenchFamily::probe, kProbe}};
 
 struct ProbeName {
@@ -177,11 +187,12 @@ class CaseBuilder {
       case BenchFamily::text: name = build_text(s.text); break;
       case BenchFamily::vision: name = build_vision(s.vision); break;
       case BenchFamily::audio: name = build_audio(s.audio); break;
+      case BenchFamily::bdpa: name = build_bdpa(s.bdpa); break;
       case BenchFamily::probe: name = build_probe(s.probe); break;
     }
     const std::string label = text("label", "");
     s.name = has("name") ? text("name", "") : label.empty() ? name : label + " " + name;
-    s.text.name = s.vision.name = s.audio.name = s.name;
+    s.text.name = s.vision.name = s.audio.name = s.bdpa.name = s.name;
     return s;
   }
 
@@ -288,6 +299,41 @@ class CaseBuilder {
     c.dtype = c.out = dtype("dtype", "f16");
     return fmt::format("audio T{} H{} D{} W{} P{} F{} {}", p.frames, p.num_heads, p.head_dim, p.chunk, p.max_past,
                        p.max_future, to_string(c.dtype));
+  }
+
+  // A BDPA cache of kv_len keys per sequence built from a contiguous one
+  // whose token ids repeat (vocab distinct ids), queries at its end.
+  std::string build_bdpa(BdpaCase& c) {
+    auto& p = c.params;
+    p.batch = u32("batch", 1);
+    p.seq_len = u32("seq_len", 1);
+    p.num_heads = required("heads");
+    p.num_kv_heads = u32("kv_heads", p.num_heads);
+    p.head_dim = required("head_dim");
+    const uint32_t kv_len = u32("kv_len", p.seq_len);
+    if (kv_len < p.seq_len)
+      r_.fail(raw_.where + ".kv_len", fmt::format("expected at least seq_len ({}), got {}", p.seq_len, kv_len));
+    p.kv_capacity = kv_len;
+    p.kv_len = {kv_len};
+    p.start_pos = {kv_len - p.seq_len};
+    p.causal = has("causal") ? raw_.fields["causal"].get<bool>() : true;
+    p.window = u32("window", 0);
+    p.rotary_dim = u32("rotary_dim", p.head_dim);
+    if (p.rotary_dim % 2 != 0 || p.rotary_dim > p.head_dim)
+      r_.fail(raw_.where + ".rotary_dim",
+              fmt::format("expected an even number at most head_dim ({}), got {}", p.head_dim, p.rotary_dim));
+    c.vocab = u32("vocab", c.vocab);
+    c.q = dtype("q_dtype", "f16");
+    c.basis = dtype("basis_dtype", "f16");
+    c.out = dtype("out_dtype", std::string(to_string(c.q)));
+    std::string name = fmt::format("bdpa {} B{} S{} H{}/{} D{} L{} {}/{}", p.seq_len == 1 ? "decode" : "prefill",
+                                   p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, kv_len,
+                                   to_string(c.q), to_string(c.basis));
+    if (c.out != c.q) name += fmt::format("->{}", to_string(c.out));
+    name += fmt::format(" rope{} vocab{}", p.rotary_dim, c.vocab);
+    if (p.seq_len > 1 && !p.causal) name += " noncausal";
+    if (p.window) name += fmt::format(" w{}", p.window);
+    return name;
   }
 
   std::string build_probe(ProbeSpec& p) {

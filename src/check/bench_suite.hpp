@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "check/audio_cases.hpp"
+#include "check/bdpa_cases.hpp"
 #include "check/text_cases.hpp"
 #include "check/vision_cases.hpp"
 
 namespace vkattn::check {
 
-enum class BenchFamily { text, vision, audio, probe };
+enum class BenchFamily { text, vision, audio, bdpa, probe };
 std::string_view to_string(BenchFamily f);
 
 enum class ProbeKind { read_bandwidth, coopmat_fp16, dispatch_floor };
@@ -41,6 +42,7 @@ struct BenchSpec {
   TextCase text;       // paged: kv_capacity is the page size, pages cover kv_len
   VisionCase vision;
   AudioCase audio;
+  BdpaCase bdpa;       // kv_capacity = kv_len; queries are the last seq_len positions
   ProbeSpec probe;
 };
 

@@ -80,7 +80,7 @@ std::optional<Tunable> tunable(const DeviceCaps& caps, const BenchSpec& spec) {
       t.configurations = variant_configurations(t.rules);
     }
   } else {
-    return std::nullopt;  // audio has one variant per dtype; probes are not attention
+    return std::nullopt;  // audio has one variant per dtype; BDPA is planned by its own rules; probes are not attention
   }
   return t;
 }
