@@ -249,6 +249,24 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   EXPECT_EQ(run(shape + " --csv").status, 2);
 }
 
+// A BDPA case: built, timed over copies of its cache, checked against the oracle.
+TEST_F(BenchCli, BdpaCaseIsTimedOverCopiesAndChecked) {
+  const Result r = bench("--suite smoke --filter bdpa --runs 2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = json_lines(r.output);
+  ASSERT_EQ(rows.size(), 2u) << r.output;
+  const auto& row = rows[0];
+  EXPECT_EQ(row["family"], "bdpa") << row;
+  EXPECT_EQ(row["status"], "ok") << row;
+  EXPECT_THAT(row["variant"].get<std::string>(), ::testing::StartsWith("bdpa_")) << row;
+  EXPECT_EQ(row["parity"], "pass") << row;
+  EXPECT_EQ(row["checked_rows"], 2 * 8) << row;  // every (sequence, head) row
+  EXPECT_EQ(row["input_sets"], 8) << row;         // a small cache: the most copies a timed call rotates among
+  EXPECT_EQ(row["basis_dtype"], "f16") << row;
+  EXPECT_EQ(row["rotary_dim"], 64) << row;
+  EXPECT_GT(row["gbps"].get<double>(), 0.0) << row;
+}
+
 // Quantized K/V are filled through kv_append, timed, checked over the values
 // the kernel reads, and counted with their scales: per key, K and V of 2 KV
 // heads x D64 are 512 bytes in f16, 2 x 2 x (64 + 2) = 264 in int8, 2 x 2 x (32 + 2) = 136 in int4.

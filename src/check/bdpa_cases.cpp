@@ -209,17 +209,40 @@ CheckResult run_bdpa_case(Context& ctx, const BdpaCase& c, const RunOptions& opt
     rec.run();
     const std::vector<float> got = host::from_storage(c.out, ctx.download_as<std::byte>(t.out), q.values.size());
 
-    if (options.timed_runs > 0 && ctx.caps().timestamps) {
-      const ReplayTiming timing = time_back_to_back(
-          ctx, [&](Recorder& into, uint32_t) { bdpa_attention(into, p, t, po); }, options.timed_runs);
-      r.gpu_ms = timing.median_ms;
-      r.gpu_min_ms = timing.min_ms;
-      r.gpu_max_ms = timing.max_ms;
-    }
     // The bytes a decode step must read per key: int8 K and V rows, their scales and the index entry.
     uint64_t keys = 0;
     for (uint32_t b = 0; b < B; ++b) keys += p.kv_len_of(b);
     r.bytes_moved = double(keys) * (2.0 * Hkv * (D + 4) + 12) + double(q.bytes.size()) * 2;
+    if (options.timed_runs > 0 && ctx.caps().timestamps) {
+      // More caches built from the same inputs (and outputs of their own) to
+      // rotate among, so repeats read memory rather than the last-level cache;
+      // a case that edited its index times that one cache.
+      std::vector<BdpaTensors> sets{t};
+      for (uint32_t i = 1; !edits_index && i < rotation_sets(uint64_t(r.bytes_moved)); ++i) {
+        BdpaBuildTensors copy = build_outputs(ctx, bp, c.basis);
+        copy.k = bt.k;
+        copy.v = bt.v;
+        copy.token_ids = bt.token_ids;
+        copy.kv_len = bt.kv_len;
+        Recorder build(ctx);
+        bdpa_build(build, bp, copy);
+        build.run();
+        BdpaTensors set = attention_tensors(copy);
+        set.q = t.q;
+        set.out = ctx.tensor(c.out, q_shape);
+        set.rope_cos = t.rope_cos;
+        set.rope_sin = t.rope_sin;
+        set.start_pos = t.start_pos;
+        sets.push_back(set);
+      }
+      r.input_sets = uint32_t(sets.size());
+      const ReplayTiming timing = time_back_to_back(
+          ctx, [&](Recorder& into, uint32_t i) { bdpa_attention(into, p, sets[i % sets.size()], po); },
+          options.timed_runs);
+      r.gpu_ms = timing.median_ms;
+      r.gpu_min_ms = timing.min_ms;
+      r.gpu_max_ms = timing.max_ms;
+    }
     r.flops = 4.0 * double(keys) * p.seq_len * p.num_heads * D;
     if (options.skip_oracle) {
       r.passed = true;

@@ -21,6 +21,7 @@ BenchRecord from_check(const CheckResult& c, bool oracle, const BenchRunOptions&
   r.variant = c.variant;
   r.bytes = c.bytes_moved;
   r.flops = c.flops;
+  r.input_sets = c.input_sets;
   r.timing.median_ms = c.gpu_ms;
   r.timing.min_ms = c.gpu_min_ms;
   r.timing.max_ms = c.gpu_max_ms;

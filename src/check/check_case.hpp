@@ -26,6 +26,7 @@ struct CheckResult {
   double gpu_max_ms = 0.0;
   double bytes_moved = 0.0;    // bytes a perfect kernel must move
   double flops = 0.0;          // useful floating-point operations
+  uint32_t input_sets = 0;     // input sets the timed calls rotated among (check/timing.hpp); 0: none
   std::vector<BoundPipeline> pipelines;  // what the timed recording bound (cases recorded by host::run_recorded)
 };
 
