@@ -2,20 +2,26 @@
 """The pure parts of the benchmark scripts (run by ctest when python3 is there):
 suite expansion agrees with vkattn's own (names and shapes of every shipped
 suite, through `vkattn bench --dry-run --json`), peer keys join the layouts of
-one shape, and join.py's ratio table on a fixture.
+one shape, join.py's ratio table on a fixture, and compare.py's table of
+builds (on a fixture, and through ab.sh on the binary).
 
 usage: bench_py_test.py VKATTN_BINARY
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 import join  # noqa: E402
 import suite  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import compare  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 VKATTN = None
@@ -87,6 +93,52 @@ class Join(unittest.TestCase):
         self.assertIn("peer rotated 1 input sets where vkattn rotated 8", by_case[
             "decode B1 S1 H32/8 D128 L4096 contiguous f16/f16"]["peer_note"])
         self.assertNotIn("input sets", by_case["decode B1 S1 H32/8 D128 L4096 paged ps16 f16/f16"]["peer_note"])
+
+
+class Compare(unittest.TestCase):
+    def write_rows(self, rows, name):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_rounds_mean_and_speedup(self):
+        vk = suite.load(os.path.join(FIXTURES, "bench_vk.jsonl"))
+        decode = "decode B1 S1 H32/8 D128 L4096 contiguous f16/f16"
+        faster = [dict(r, ms=r["ms"] / 2, variant="decode_b") if r["case"] == decode else r for r in vk]
+        slower = [dict(r, ms=r["ms"] / 4) if r["case"] == decode else r for r in vk]
+        inputs = [("base", self.write_rows(vk, "b1.jsonl")), ("new", self.write_rows(faster, "n1.jsonl")),
+                  ("base", self.write_rows(vk, "b2.jsonl")), ("new", self.write_rows(slower, "n2.jsonl"))]
+        labels, cases, rows = compare.collect(inputs)
+        self.assertEqual(labels, ["base", "new"])
+        self.assertNotIn("probe", " ".join(cases))  # probes are not compared
+        md = compare.markdown(labels, cases, rows)
+        # new: rounds 0.01 and 0.005, mean 0.0075; base 0.02: 2.667x
+        self.assertIn(f"| {decode} | decode_a / decode_b | 0.0200 (0.0200, 0.0200) | 0.0075 (0.0100, 0.0050) | 2.667 |",
+                      md)
+        self.assertIn("| decode B64 S1 H32/32 D256 L131072 contiguous f16/f16 | - | skipped: K (and V) is", md)
+        self.assertIn("base / new: geometric mean over 4 cases:", md)
+        with self.assertRaises(SystemExit):
+            compare.parse_inputs(["no-label.jsonl"])
+
+    def test_ab_script_alternates_two_builds(self):
+        out = os.path.join(self.dir, "ab")
+        r = subprocess.run([os.path.join(ROOT, "bench", "ab.sh"), VKATTN, VKATTN, out, "--", "--suite", "smoke",
+                            "--filter", "decode B2 S1 H8/2 D64 L200 contiguous", "--runs", "2"],
+                           capture_output=True, text=True, env=dict(os.environ, ROUNDS="2"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["base-1.jsonl", "base-1.log", "base-2.jsonl", "base-2.log",
+                                                   "compare.md", "new-1.jsonl", "new-1.log", "new-2.jsonl",
+                                                   "new-2.log"])
+        self.assertRegex(r.stdout, r"\| decode B2 S1 H8/2 D64 L200 contiguous f16/f16 \| \S+ \| [0-9.]+ \([0-9.]+, "
+                                   r"[0-9.]+\) \| [0-9.]+ \([0-9.]+, [0-9.]+\) \| [0-9.]+ \|")
+        self.assertIn("base / new: geometric mean over 1 cases:", r.stdout)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,15 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def write_markdown(text, out):
+    """The table into file `out`, or to stdout where it is None."""
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("vkattn", nargs="+", help="`vkattn bench --json` outputs")
@@ -100,12 +109,7 @@ def main():
     args = ap.parse_args()
     vk = [r for path in args.vkattn for r in suite.load(path)]
     peers = [r for path in args.peer for r in suite.load(path)]
-    text = markdown(join(vk, peers))
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_markdown(markdown(join(vk, peers)), args.out)
 
 
 if __name__ == "__main__":
