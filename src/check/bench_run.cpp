@@ -126,7 +126,7 @@ BenchRecord run_bench_case(Context& ctx, const BenchSpec& spec, const BenchRunOp
                           uint64_t(p.frames) * p.num_heads);
       }
       case BenchFamily::bdpa: {
-        // Built on the GPU from a contiguous cache each run; only the attention is timed.
+        // Built on the GPU from a contiguous cache; only the attention is timed.
         const auto& p = spec.bdpa.params;
         const double keys = double(p.batch) * p.kv_capacity;
         const bool oracle = 2.0 * keys * p.seq_len * p.num_heads * p.head_dim <= kOracleFlops;

@@ -1,5 +1,5 @@
 // Benchmark suites as data: a JSON file lists single cases and grids (lists
-// per axis, expanded as their product) of text, vision, audio and probe
+// per axis, expanded as their product) of text, vision, audio, BDPA and probe
 // cases. Loading is pure (no device), so bad files are tested anywhere.
 //
 //   {"suite": "decode", "description": "...",
