@@ -198,6 +198,7 @@ class CaseBuilder {
 
  private:
   bool has(const char* key) const { return raw_.fields.contains(key); }
+  bool flag(const char* key, bool fallback) const { return has(key) ? raw_.fields[key].get<bool>() : fallback; }
   uint64_t count(const char* key, uint64_t fallback) const {
     return has(key) ? raw_.fields[key].get<uint64_t>() : fallback;
   }
@@ -205,6 +206,13 @@ class CaseBuilder {
   uint32_t required(const char* key) const {
     if (!has(key)) r_.fail(raw_.where, fmt::format("missing field \"{}\"", key));
     return u32(key, 0);
+  }
+  // kv_len of a decoder case whose queries are the last seq_len of its keys.
+  uint32_t keys_for(uint32_t seq_len) const {
+    const uint32_t kv_len = u32("kv_len", seq_len);
+    if (kv_len < seq_len)
+      r_.fail(raw_.where + ".kv_len", fmt::format("expected at least seq_len ({}), got {}", seq_len, kv_len));
+    return kv_len;
   }
   std::string text(const char* key, const std::string& fallback) const {
     return has(key) ? raw_.fields[key].get<std::string>() : fallback;
@@ -221,9 +229,7 @@ class CaseBuilder {
   std::string build_text(TextCase& c) {
     const uint32_t seq_len = u32("seq_len", 1);
     const uint32_t heads = required("heads");
-    const uint32_t kv_len = u32("kv_len", seq_len);
-    if (kv_len < seq_len)
-      r_.fail(raw_.where + ".kv_len", fmt::format("expected at least seq_len ({}), got {}", seq_len, kv_len));
+    const uint32_t kv_len = keys_for(seq_len);
     const std::string layout_name = text("layout", "contiguous");
     KvLayout layout;
     if (layout_name == "contiguous") layout = KvLayout::contiguous;
@@ -254,7 +260,7 @@ class CaseBuilder {
       c.params.cold_layout = cold;
       c.params.hot_window = u32("hot_window", 256);
     }
-    c.params.causal = has("causal") ? raw_.fields["causal"].get<bool>() : true;
+    c.params.causal = flag("causal", true);
     c.params.window = u32("window", 0);
     c.params.softcap = static_cast<float>(number("softcap", 0.0));
     if (has("scale")) c.params.scale = static_cast<float>(number("scale", 0.0));
@@ -310,13 +316,11 @@ class CaseBuilder {
     p.num_heads = required("heads");
     p.num_kv_heads = u32("kv_heads", p.num_heads);
     p.head_dim = required("head_dim");
-    const uint32_t kv_len = u32("kv_len", p.seq_len);
-    if (kv_len < p.seq_len)
-      r_.fail(raw_.where + ".kv_len", fmt::format("expected at least seq_len ({}), got {}", p.seq_len, kv_len));
+    const uint32_t kv_len = keys_for(p.seq_len);
     p.kv_capacity = kv_len;
     p.kv_len = {kv_len};
     p.start_pos = {kv_len - p.seq_len};
-    p.causal = has("causal") ? raw_.fields["causal"].get<bool>() : true;
+    p.causal = flag("causal", true);
     p.window = u32("window", 0);
     p.rotary_dim = u32("rotary_dim", p.head_dim);
     if (p.rotary_dim % 2 != 0 || p.rotary_dim > p.head_dim)
