@@ -2,7 +2,7 @@
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 45
+FUZZ_SECONDS ?= 25
 JOBS ?= $(shell nproc)
 # The shared library by default, so the tests check its SONAME and exports; SHARED=OFF for static.
 SHARED ?= ON
