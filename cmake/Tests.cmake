@@ -20,8 +20,8 @@ target_link_libraries(vkattn_tests PRIVATE vkattn_testkit Vulkan::Vulkan GTest::
 add_dependencies(vkattn_tests vkattn_cli)
 # The test sources only drive the library, the oracle and the CLI (built as
 # the build type says): at -O1 they compile in about half the time of -O3
-# (tests/planner_test.cpp 18.9 -> 10.9 s on the 2-core build machine), which
-# keeps CI's three builds inside its time.
+# (tests/planner_test.cpp 18.9 -> 10.9 s on the 2-core build machine) and run
+# as fast (docs/reliability.md, "Time in CI").
 target_compile_options(vkattn_tests PRIVATE $<$<CONFIG:Release>:-O1>)
 # No tuning cache of the machine's user may change what the tests plan; the
 # tuning-cache tests point VKATTN_TUNE_CACHE at files of their own.
