@@ -49,7 +49,7 @@ TEST(Sizes, ShapeProductsAndByteCountsPast64BitsAreErrors) {
               HasSubstr("strides"));
 }
 
-TextAttentionParams decode_params() {
+TextAttentionParams valid_decode_params() {
   TextAttentionParams p;
   p.num_heads = 2;
   p.num_kv_heads = 1;
@@ -63,7 +63,7 @@ TextAttentionParams decode_params() {
 TEST(Sizes, TextElementIndicesMustFit32Bits) {
   DeviceCaps caps;
   caps.max_storage_buffer_range = 1ull << 40;
-  TextAttentionParams p = decode_params();
+  TextAttentionParams p = valid_decode_params();
   const uint64_t row = 1ull << 29;  // 16 K rows 2^29 elements apart: the last past 2^32
   TextAttentionTensors t;
   t.q = fake(DType::f32, {1, 1, 2, 8}, 64);
@@ -228,7 +228,7 @@ class RejectedCalls : public testing::GpuTest {};
 // call that a later check rejects must not have recorded that write.
 TEST_F(RejectedCalls, RecordNothing) {
   Context& c = ctx();
-  TextAttentionParams p = decode_params();
+  TextAttentionParams p = valid_decode_params();
   p.batch = 16384;
   p.kv_len.assign(p.batch, 16);
   p.kv_len[0] = 15;

@@ -92,7 +92,7 @@ Problem make_problem(const planner::TextVariant& v, KvLayout layout, uint32_t se
 }
 
 // Runs `variant` (forced) and returns the output; fails the test on a changed guard.
-std::vector<float> run(Context& c, const Problem& pr, const std::string& variant) {
+std::vector<float> run_guarded(Context& c, const Problem& pr, const std::string& variant) {
   const auto& p = pr.p;
   const bool paged = p.layout == KvLayout::paged;
   const Shape qs{p.batch, p.seq_len, p.num_heads, p.head_dim};
@@ -151,7 +151,7 @@ TEST_F(HostileValues, HugeWindowsMatchTheOracle) {
     for (uint32_t window : {0x80000001u, 0xfffffff0u, 0xffffffffu}) {
       Problem pr = make_problem(*v, KvLayout::contiguous, window);
       pr.p.window = window;
-      expect_matches(run(ctx(), pr, v->name), reference::text_attention(pr.p, pr.q, pr.k, pr.v),
+      expect_matches(run_guarded(ctx(), pr, v->name), reference::text_attention(pr.p, pr.q, pr.k, pr.v),
                      v->name + " window " + std::to_string(window));
     }
 }
@@ -171,7 +171,7 @@ TEST_F(HostileValues, GpuLengthsAndPositionsPastTheCacheAreClamped) {
         pr.gpu_kv_len = {top, slots + 1000};
         TextAttentionParams want = pr.p;
         want.kv_len = {slots};
-        expect_matches(run(ctx(), pr, v->name), reference::text_attention(want, pr.q, pr.k, pr.v, pr.table),
+        expect_matches(run_guarded(ctx(), pr, v->name), reference::text_attention(want, pr.q, pr.k, pr.v, pr.table),
                        name + " kv_len past capacity");
       }
       {
@@ -185,21 +185,21 @@ TEST_F(HostileValues, GpuLengthsAndPositionsPastTheCacheAreClamped) {
         const size_t row = size_t(pr.p.num_heads) * pr.p.head_dim;
         for (uint32_t i = 3; i < pr.p.seq_len; ++i)  // sequence 1: 2^32 - 4 + i >= 2^32 - 1
           std::fill_n(expect.begin() + (pr.p.seq_len + i) * row, row, 0.0);
-        expect_matches(run(ctx(), pr, v->name), expect, name + " start_pos near 2^32");
+        expect_matches(run_guarded(ctx(), pr, v->name), expect, name + " start_pos near 2^32");
       }
       {
         // The same with a window: positions that far from every key see none of them.
         Problem pr = base;
         pr.p.window = 16;
         pr.gpu_start_pos = {top - 1 - pr.p.seq_len, 0x80000000u};
-        for (float x : run(ctx(), pr, v->name)) ASSERT_EQ(x, 0.0f) << name << " windowed start_pos near 2^32";
+        for (float x : run_guarded(ctx(), pr, v->name)) ASSERT_EQ(x, 0.0f) << name << " windowed start_pos near 2^32";
       }
       if (layout != KvLayout::ring) {
         // kv_start past the end of the cache (and near 2^32): no key.
         Problem pr = base;
         pr.p.causal = false;
         pr.gpu_kv_start = {slots + 3, top - 2};
-        for (float x : run(ctx(), pr, v->name)) ASSERT_EQ(x, 0.0f) << name << " kv_start past the end";
+        for (float x : run_guarded(ctx(), pr, v->name)) ASSERT_EQ(x, 0.0f) << name << " kv_start past the end";
       }
       if (layout == KvLayout::paged) {
         // Page ids past the pool: the keys behind them are masked, the others count.
@@ -212,7 +212,7 @@ TEST_F(HostileValues, GpuLengthsAndPositionsPastTheCacheAreClamped) {
         Problem ok = pr;
         ok.table[0] = 0;  // never read by the oracle (kv_start skips it)
         ok.table[3] = 0;
-        expect_matches(run(ctx(), pr, v->name), reference::text_attention(want, pr.q, pr.k, pr.v, ok.table),
+        expect_matches(run_guarded(ctx(), pr, v->name), reference::text_attention(want, pr.q, pr.k, pr.v, ok.table),
                        name + " page ids past the pool");
       }
     }
@@ -229,7 +229,7 @@ TEST_F(HostileValues, NanAndInfInQAndKPropagate) {
     size_t nans = 0;
     for (double x : want) nans += std::isnan(x);
     ASSERT_GT(nans, 0u);
-    expect_matches(run(ctx(), pr, v->name), want, v->name + " NaN/Inf inputs");
+    expect_matches(run_guarded(ctx(), pr, v->name), want, v->name + " NaN/Inf inputs");
   }
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.hpp"
 #include "io/npy.hpp"
 #include "vkattn/error.hpp"
 
@@ -19,6 +20,7 @@ namespace vkattn::io {
 namespace {
 
 namespace fs = std::filesystem;
+using vkattn::testing::expect_error;
 
 class Npy : public ::testing::Test {
  protected:
@@ -55,17 +57,6 @@ class Npy : public ::testing::Test {
 
   fs::path dir_;
 };
-
-// Runs `f`, expecting an Error of `kind` whose message holds each of `parts`.
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an Error mentioning " << parts.front();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
 
 TEST_F(Npy, F32RoundTripWritesNumpyLayout) {
   const std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f, 1e-8f, 7.0f};

@@ -37,7 +37,7 @@ DeviceCaps lavapipe() { return load_caps_file(testing::caps_path("lavapipe.json"
 DeviceCaps h200() { return load_caps_file(testing::caps_path("nvidia-h200.json")); }
 
 // Llama-3-8B decode over a 4096-key contiguous cache.
-TextAttentionParams decode_params(uint32_t kv_len = 4096) {
+TextAttentionParams llama_decode_params(uint32_t kv_len = 4096) {
   TextAttentionParams p;
   p.num_heads = 32;
   p.num_kv_heads = 8;
@@ -71,7 +71,7 @@ BdpaParams bdpa_decode(uint32_t kv_len = 4096) {
 constexpr BdpaTensorTypes kBdpaF16{DType::f32, DType::f16, DType::f32, false};
 
 TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
-  const Plan p = plan_text(h200(), decode_params(32768), kF32Kv, rules_only());
+  const Plan p = plan_text(h200(), llama_decode_params(32768), kF32Kv, rules_only());
   EXPECT_EQ(p.family, PlanFamily::text);
   EXPECT_EQ(p.variant, "decode_flash_f32");
   EXPECT_FALSE(p.tuned);
@@ -88,7 +88,7 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_LAST_COMBINES));
   // MQA, 2 workgroups a split: 132 splits, more partials than a last split's
   // merge reads in two rounds: partials, then the reduce dispatch.
-  TextAttentionParams mqa = decode_params(32768);
+  TextAttentionParams mqa = llama_decode_params(32768);
   mqa.num_heads = 8;
   mqa.num_kv_heads = 1;
   const Plan m = plan_text(h200(), mqa, kF32Kv, rules_only());
@@ -103,7 +103,7 @@ TEST(PlanSpine, TextPlanCarriesWhatRecordingNeeds) {
 // counters in the scratch. Past that, or with indirect dispatch (the count may
 // leave splits out), the reduce dispatch stays.
 TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
-  const Plan p = plan_text(h200(), decode_params(1024), kF16Kv, rules_only());
+  const Plan p = plan_text(h200(), llama_decode_params(1024), kF16Kv, rules_only());
   ASSERT_EQ(p.geometry.splits, 8u);  // 1024 keys: a 16-key tile for each of 8 warps of 8 splits
   ASSERT_EQ(p.dispatches.size(), 1u);
   EXPECT_EQ(p.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_LAST_COMBINES));
@@ -112,7 +112,7 @@ TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
   EXPECT_THAT(p.reason, HasSubstr("the last split of each row combines the partials"));
   TextTensorTypes indirect = kF16Kv;
   indirect.indirect = true;
-  const Plan reduced = plan_text(h200(), decode_params(1024), indirect, rules_only());
+  const Plan reduced = plan_text(h200(), llama_decode_params(1024), indirect, rules_only());
   ASSERT_EQ(reduced.dispatches.size(), 2u);
   EXPECT_EQ(reduced.dispatches[0].spec_constants[TEXT_SC_SPLIT], uint32_t(TEXT_SPLIT_PARTIALS));
   EXPECT_EQ(reduced.dispatches[1].module, "text_split_reduce");
@@ -124,7 +124,7 @@ TEST(PlanSpine, TheLastSplitCombinesWhileItsMergeIsShort) {
   // (128 invocations for 256 columns) make 64 splits of 64: those keep the
   // reduce.
   auto mqa = [](uint32_t d, uint32_t kv_len) {
-    TextAttentionParams p = decode_params(kv_len);
+    TextAttentionParams p = llama_decode_params(kv_len);
     p.num_heads = 8;
     p.num_kv_heads = 1;
     p.head_dim = d;
@@ -148,7 +148,7 @@ TEST(PlanSpine, JsonRoundTripsEveryFamily) {
   a.num_heads = 2;
   a.head_dim = 64;
   VisionAttentionParams v{256, 4, 64, std::nullopt, VisionLayout::phd};
-  for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, rules_only()),
+  for (const Plan& p : {plan_text(lavapipe(), llama_decode_params(), kF16Kv, rules_only()),
                         plan_vision(lavapipe(), v, VisionTensorTypes{DType::f16, DType::f16}, {}),
                         plan_audio(lavapipe(), a, AudioTensorTypes{}, {}),
                         plan_bdpa(h200(), bdpa_decode(), kBdpaF16, rules_only())}) {
@@ -159,7 +159,7 @@ TEST(PlanSpine, JsonRoundTripsEveryFamily) {
 }
 
 TEST(PlanSpine, BadPlanJsonNamesTheField) {
-  const std::string good = to_json(plan_text(lavapipe(), decode_params(), kF16Kv, rules_only()));
+  const std::string good = to_json(plan_text(lavapipe(), llama_decode_params(), kF16Kv, rules_only()));
   auto j = nlohmann::json::parse(good);
   j["dispatches"][0]["grid"] = {1, 2};
   try {
@@ -210,7 +210,7 @@ TEST(PlanSpine, OneOverrideHandlingForEveryFamily) {
     }
     return std::string("no error");
   };
-  EXPECT_THAT(message([&] { plan_text(lavapipe(), decode_params(), kF16Kv, o); }),
+  EXPECT_THAT(message([&] { plan_text(lavapipe(), llama_decode_params(), kF16Kv, o); }),
               HasSubstr("variant: expected a text variant name (see `vkattn plan text`), got 'nosuch'"));
   EXPECT_THAT(message([&] { plan_vision(lavapipe(), v, {}, o); }),
               HasSubstr("variant: expected a vision variant name (see `vkattn plan vision`), got 'nosuch'"));
@@ -219,7 +219,7 @@ TEST(PlanSpine, OneOverrideHandlingForEveryFamily) {
   EXPECT_THAT(message([&] { plan_bdpa(lavapipe(), bdpa_decode(), kBdpaF16, o); }),
               HasSubstr("variant: expected a bdpa variant name (see `vkattn plan bdpa`), got 'nosuch'"));
   o.strict = false;
-  for (const Plan& p : {plan_text(lavapipe(), decode_params(), kF16Kv, o), plan_vision(lavapipe(), v, {}, o),
+  for (const Plan& p : {plan_text(lavapipe(), llama_decode_params(), kF16Kv, o), plan_vision(lavapipe(), v, {}, o),
                         plan_audio(lavapipe(), a, {}, o), plan_bdpa(lavapipe(), bdpa_decode(), kBdpaF16, o)}) {
     ASSERT_EQ(p.warnings.size(), 1u) << p.variant;
     EXPECT_THAT(p.warnings[0], HasSubstr("falling back to capability selection"));
@@ -341,7 +341,7 @@ TEST(PlanSpine, HostLengthPlansAreConstantPerSplitBucket) {
       uint32_t bucket = 0;
       std::set<uint32_t> splits;
       for (uint32_t len = 1; len <= 2200; ++len) {
-        TextAttentionParams p = decode_params(len);
+        TextAttentionParams p = llama_decode_params(len);
         p.batch = 4;
         p.kv_capacity = 2200;
         const Plan plan = plan_text(caps, p, types, rules_only());
@@ -375,15 +375,15 @@ TEST(PlanSpine, DecodeOnlineSharedBytesFollowTheShaderArrays) {
   PlanOptions o = rules_only();
   o.variant = "decode_online_f16kv";
   o.strict = true;
-  const Plan online = plan_text(h200(), decode_params(100), kF16Kv, o);
+  const Plan online = plan_text(h200(), llama_decode_params(100), kF16Kv, o);
   const uint32_t heads = online.geometry.head_group;
   EXPECT_EQ(online.geometry.shared_bytes, 4 * heads * (128 / 4 * 16 + 8));
   o.variant = "decode_chunked_f16kv";
-  const Plan chunked = plan_text(lavapipe(), decode_params(100), kF16Kv, o);
+  const Plan chunked = plan_text(lavapipe(), llama_decode_params(100), kF16Kv, o);
   const PlanGeometry& g = chunked.geometry;
   EXPECT_EQ(g.shared_bytes, g.head_group * (128 / 4 * 16 + 8) + 4 * g.head_group * g.tile_keys * g.workgroup_size);
   o.tile_keys = g.tile_keys * 2;
-  EXPECT_EQ(plan_text(lavapipe(), decode_params(100), kF16Kv, o).geometry.shared_bytes,
+  EXPECT_EQ(plan_text(lavapipe(), llama_decode_params(100), kF16Kv, o).geometry.shared_bytes,
             g.shared_bytes + 4 * g.head_group * g.tile_keys * g.workgroup_size);
 }
 
@@ -393,14 +393,14 @@ TEST(PlanSpine, RowsPerWorkgroupAreATuningValue) {
   PlanOptions o = rules_only();
   o.variant = "decode_split_f16kv";
   o.strict = true;
-  const Plan own = plan_text(h200(), decode_params(), kF16Kv, o);
+  const Plan own = plan_text(h200(), llama_decode_params(), kF16Kv, o);
   EXPECT_EQ(own.geometry.head_group, 4u);  // the 4 query heads of a KV head
   o.rows = 2;
-  const Plan two = plan_text(h200(), decode_params(), kF16Kv, o);
+  const Plan two = plan_text(h200(), llama_decode_params(), kF16Kv, o);
   EXPECT_EQ(two.geometry.head_group, 2u);
   EXPECT_EQ(two.dispatches[0].spec_constants[TEXT_SC_HEAD_GROUP], 2u);
   EXPECT_EQ(two.dispatches[0].grid[1], 8u * 2);  // KV heads x head groups
-  TextAttentionParams prefill = decode_params(512);
+  TextAttentionParams prefill = llama_decode_params(512);
   prefill.seq_len = 64;
   prefill.start_pos = {448};
   o.variant = "prefill_tiled_small_f16kv";
@@ -452,17 +452,17 @@ TEST(PlanSpine, VisionTensorCoreRowsPlanTheTextEngine) {
 // What the tiered layout, quantized K/V and pools read by address change in a text plan.
 TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
   const auto attention = [](const Plan& p) { return p.dispatches.at(0); };
-  const Plan base = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  const Plan base = plan_text(h200(), llama_decode_params(), kF16Kv, rules_only());
   EXPECT_EQ(attention(base).spec_constants[TEXT_SC_LAYOUT], uint32_t(TEXT_LAYOUT_CONTIGUOUS));
 
-  TextAttentionParams tiered = decode_params();
+  TextAttentionParams tiered = llama_decode_params();
   tiered.layout = KvLayout::tiered;
   tiered.hot_window = 64;
   EXPECT_EQ(attention(plan_text(h200(), tiered, kF16Kv, rules_only())).spec_constants[TEXT_SC_LAYOUT],
             uint32_t(TEXT_LAYOUT_TIERED));
 
   for (auto [kv, code] : {std::pair{DType::i8, DTYPE_INT8}, std::pair{DType::i4, DTYPE_INT4}}) {
-    TextAttentionParams q = decode_params();
+    TextAttentionParams q = llama_decode_params();
     for (uint32_t group : {0u, 32u}) {
       q.kv_quant_group = group;
       const Plan p = plan_text(h200(), q, TextTensorTypes{DType::f32, kv, DType::f32, false}, rules_only());
@@ -471,13 +471,13 @@ TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
     }
   }
   // An f16 cache ignores the group.
-  TextAttentionParams grouped = decode_params();
+  TextAttentionParams grouped = llama_decode_params();
   grouped.kv_quant_group = 32;
   EXPECT_EQ(plan_text(h200(), grouped, kF16Kv, rules_only()), base);
 
   TextTensorTypes by_address = kF16Kv;
   by_address.kv_by_address = true;
-  const Plan far = plan_text(h200(), decode_params(), by_address, rules_only());
+  const Plan far = plan_text(h200(), llama_decode_params(), by_address, rules_only());
   EXPECT_EQ(far.variant, base.variant);
   EXPECT_EQ(attention(far).module, attention(base).module + "_kv_address");
   EXPECT_THAT(far.reason, HasSubstr("read through buffer device addresses"));
@@ -486,7 +486,7 @@ TEST(PlanSpine, TextPlanCarriesTheKvCacheChoices) {
 // decode_flash_coopmat (by override on the H200):
 // split partials and the reduce, both tuning overrides kept together.
 TEST(PlanSpine, TensorCoreDecodeSplitsAndTakesBothOverrides) {
-  TextAttentionParams p = decode_params();
+  TextAttentionParams p = llama_decode_params();
   p.batch = 32;
   p.num_heads = 16;
   p.num_kv_heads = 2;
@@ -530,10 +530,10 @@ class TuningCache : public ::testing::Test {
     planner::reload_tune_table();
     std::filesystem::remove_all(dir_);
   }
-  // A file holding one text entry for `caps` and the bucket of decode_params(kv_len).
+  // A file holding one text entry for `caps` and the bucket of llama_decode_params(kv_len).
   void write_entry(const DeviceCaps& caps, const planner::TuneEntry& e, uint32_t kv_len = 4096) {
     planner::TuneTable t;
-    const TextAttentionParams p = decode_params(kv_len);
+    const TextAttentionParams p = llama_decode_params(kv_len);
     t.set(caps, PlanFamily::text, bucket_of(p), e);
     t.save(path_);
     planner::reload_tune_table();
@@ -546,38 +546,38 @@ class TuningCache : public ::testing::Test {
 };
 
 TEST_F(TuningCache, NoFileMeansTheRules) {
-  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  const Plan p = plan_text(h200(), llama_decode_params(), kF16Kv, {});
   EXPECT_FALSE(p.tuned);
-  EXPECT_EQ(p, plan_text(h200(), decode_params(), kF16Kv, rules_only()));
+  EXPECT_EQ(p, plan_text(h200(), llama_decode_params(), kF16Kv, rules_only()));
 }
 
 TEST_F(TuningCache, AnEntryDecidesAndExplainSaysSo) {
   write_entry(h200(), {"decode_split_f16kv", 16, 0, 0.01});
-  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  const Plan p = plan_text(h200(), llama_decode_params(), kF16Kv, {});
   EXPECT_TRUE(p.tuned);
   EXPECT_EQ(p.variant, "decode_split_f16kv");
   EXPECT_EQ(p.geometry.splits, 16u);
   EXPECT_THAT(p.reason, HasSubstr("tuned"));
   EXPECT_THAT(explain(p), HasSubstr("tuned: a tuning-cache entry"));
   // Lengths in the same power-of-two bucket share the entry; another device does not.
-  EXPECT_TRUE(plan_text(h200(), decode_params(3000), kF16Kv, {}).tuned);
-  EXPECT_FALSE(plan_text(lavapipe(), decode_params(), kF16Kv, {}).tuned);
+  EXPECT_TRUE(plan_text(h200(), llama_decode_params(3000), kF16Kv, {}).tuned);
+  EXPECT_FALSE(plan_text(lavapipe(), llama_decode_params(), kF16Kv, {}).tuned);
   // Overrides and use_tuning_cache = false leave the entry out.
-  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, rules_only()).tuned);
+  EXPECT_FALSE(plan_text(h200(), llama_decode_params(), kF16Kv, rules_only()).tuned);
   PlanOptions forced;
   forced.variant = "decode_streaming_f16kv";
-  EXPECT_EQ(plan_text(h200(), decode_params(), kF16Kv, forced).variant, "decode_streaming_f16kv");
+  EXPECT_EQ(plan_text(h200(), llama_decode_params(), kF16Kv, forced).variant, "decode_streaming_f16kv");
 }
 
 TEST_F(TuningCache, StaleOrEditedEntriesAreIgnoredWithOneWarning) {
-  const Plan rules = plan_text(h200(), decode_params(), kF16Kv, rules_only());
+  const Plan rules = plan_text(h200(), llama_decode_params(), kF16Kv, rules_only());
   // A variant the capability filter rejects (prefill for a decode call), one
   // that does not exist, and a tuning value the variant cannot take.
   for (const planner::TuneEntry& e : {planner::TuneEntry{"prefill_streaming_f16kv", 0, 0, 0.01},
                                       planner::TuneEntry{"decode_nosuch", 0, 0, 0.01},
                                       planner::TuneEntry{"decode_flash_f16kv", 0, 48, 0.01}}) {
     write_entry(h200(), e);
-    const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+    const Plan p = plan_text(h200(), llama_decode_params(), kF16Kv, {});
     EXPECT_FALSE(p.tuned) << e.variant;
     EXPECT_TRUE(p.same_work(rules)) << e.variant;
     ASSERT_EQ(p.warnings.size(), 1u) << e.variant;
@@ -589,18 +589,18 @@ TEST_F(TuningCache, StaleOrEditedEntriesAreIgnoredWithOneWarning) {
 // Rows per workgroup come from an entry like splits and keys per step.
 TEST_F(TuningCache, AnEntryMaySetTheRowsPerWorkgroup) {
   write_entry(h200(), {"decode_split_f16kv", 0, 0, 0.01, 2});
-  const Plan p = plan_text(h200(), decode_params(), kF16Kv, {});
+  const Plan p = plan_text(h200(), llama_decode_params(), kF16Kv, {});
   EXPECT_TRUE(p.tuned);
   EXPECT_EQ(p.variant, "decode_split_f16kv");
   EXPECT_EQ(p.geometry.head_group, 2u);
   // Rows the variant cannot take: ignored with one warning, the rules decide.
   write_entry(h200(), {"decode_split_f16kv", 0, 0, 0.01, 3});
-  const Plan stale = plan_text(h200(), decode_params(), kF16Kv, {});
+  const Plan stale = plan_text(h200(), llama_decode_params(), kF16Kv, {});
   EXPECT_FALSE(stale.tuned);
   ASSERT_EQ(stale.warnings.size(), 1u);
   EXPECT_THAT(stale.warnings[0], HasSubstr("rows: expected a power of two"));
   const planner::TuneTable back = planner::TuneTable::load(path_);
-  EXPECT_EQ(back.find(h200(), PlanFamily::text, bucket_of(decode_params()))->rows, 3u);
+  EXPECT_EQ(back.find(h200(), PlanFamily::text, bucket_of(llama_decode_params()))->rows, 3u);
 }
 
 // The cache is keyed by family: a vision entry decides vision plans, a stale
@@ -637,7 +637,7 @@ TEST_F(TuningCache, ABrokenFileLeavesTheRules) {
   std::ofstream(path_) << "{\"version\": 1, \"entries\": [{\"device\": 3}]}";
   EXPECT_THROW(planner::TuneTable::load(path_), Error);
   planner::reload_tune_table();
-  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);
+  EXPECT_FALSE(plan_text(h200(), llama_decode_params(), kF16Kv, {}).tuned);
   std::ofstream(path_) << R"({"version": 1, "entries": [{"device": "d", "family": "text", "bucket": "b",
                                                           "variant": "v", "splits": 1e300}]})";
   try {
@@ -657,7 +657,7 @@ TEST_F(TuningCache, ABrokenFileLeavesTheRules) {
   }
   std::ofstream(path_) << "not json";
   planner::reload_tune_table();
-  EXPECT_FALSE(plan_text(h200(), decode_params(), kF16Kv, {}).tuned);
+  EXPECT_FALSE(plan_text(h200(), llama_decode_params(), kF16Kv, {}).tuned);
 }
 
 TEST_F(TuningCache, SavesAndLoadsEntries) {

@@ -27,7 +27,7 @@ std::vector<float> normal_values(uint32_t seed, size_t n) {
 }
 
 // Decode over a 48-key contiguous cache: H4/Hkv2, D64, one sequence.
-TextAttentionParams decode_params() {
+TextAttentionParams recorded_decode_params() {
   TextAttentionParams p;
   p.num_heads = 4;
   p.num_kv_heads = 2;
@@ -39,7 +39,7 @@ TextAttentionParams decode_params() {
   return p;
 }
 
-// f32 tensors for decode_params(): q, k, v and out.
+// f32 tensors for recorded_decode_params(): q, k, v and out.
 TextAttentionTensors decode_tensors(Context& c) {
   TextAttentionTensors t;
   t.q = c.tensor(DType::f32, {1, 1, 4, 64});
@@ -54,7 +54,7 @@ class Recording : public testing::GpuTest {};
 // Three calls chained through their outputs in one recording: each reads what
 // the previous one wrote, so only correct barriers give the oracle's chain.
 TEST_F(Recording, DependentCallsInOneCommandBuffer) {
-  const TextAttentionParams p = decode_params();
+  const TextAttentionParams p = recorded_decode_params();
   const size_t nq = 4 * 64, nkv = 48 * 2 * 64;
   auto q0 = normal_values(1, nq), k = normal_values(2, nkv), v = normal_values(3, nkv);
   Context& c = ctx();
@@ -95,7 +95,7 @@ TEST_F(Recording, DependentCallsInOneCommandBuffer) {
 // synchronization checks (on under VKATTN_VALIDATION=1) report, failing the
 // fixture; both outputs are compared with the direct call's.
 TEST_F(Recording, IndirectCountsFromTheHostAndFromTheRecording) {
-  const TextAttentionParams p = decode_params();
+  const TextAttentionParams p = recorded_decode_params();
   auto q = normal_values(21, 4 * 64), k = normal_values(22, 48 * 2 * 64), v = normal_values(23, 48 * 2 * 64);
   Context& c = ctx();
   TextAttentionTensors t = decode_tensors(c);
@@ -130,7 +130,7 @@ TEST_F(Recording, IndirectCountsFromTheHostAndFromTheRecording) {
 
 // Tensors dropped after recording stay valid: the recorder holds their memory.
 TEST_F(Recording, HoldsTheMemoryOfWhatItRecorded) {
-  const TextAttentionParams p = decode_params();
+  const TextAttentionParams p = recorded_decode_params();
   Context& c = ctx();
   auto q = normal_values(4, 4 * 64), k = normal_values(5, 48 * 2 * 64), v = normal_values(6, 48 * 2 * 64);
   Tensor out = c.tensor(DType::f32, {1, 1, 4, 64});
@@ -154,7 +154,7 @@ TEST_F(Recording, HoldsTheMemoryOfWhatItRecorded) {
 
 // reset() discards the recording; the recorder records anew and times it.
 TEST_F(Recording, ResetRecordsAnewWithTimestamps) {
-  const TextAttentionParams p = decode_params();
+  const TextAttentionParams p = recorded_decode_params();
   Context& c = ctx();
   TextAttentionTensors t = decode_tensors(c);
   c.upload(t.q, normal_values(7, 4 * 64));

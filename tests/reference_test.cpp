@@ -33,7 +33,7 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, floa
 }
 
 // Runs `f`, expecting an Error of `kind` whose message starts with "param:".
-void expect_error(const std::function<void()>& f, const std::string& param,
+void expect_param_error(const std::function<void()>& f, const std::string& param,
                   ErrorKind kind = ErrorKind::invalid_argument) {
   try {
     f();
@@ -260,38 +260,38 @@ TEST(TextReference, ValidationNamesTheParameter) {
   auto run = [&](const TextAttentionParams& p, std::vector<uint32_t> table = {}) {
     return [=] { text_attention(p, c.q, c.k, c.v, table); };
   };
-  expect_error([&] { text_attention(c.p, std::span(c.q).first(5), c.k, c.v); }, "q");
-  expect_error([&] { text_attention(c.p, c.q, std::span(c.k).first(5), c.v); }, "k");
-  expect_error([&] { text_attention(c.p, c.q, c.k, std::span(c.v).first(5)); }, "v");
+  expect_param_error([&] { text_attention(c.p, std::span(c.q).first(5), c.k, c.v); }, "q");
+  expect_param_error([&] { text_attention(c.p, c.q, std::span(c.k).first(5), c.v); }, "k");
+  expect_param_error([&] { text_attention(c.p, c.q, c.k, std::span(c.v).first(5)); }, "v");
   auto p = c.p;
   p.num_kv_heads = 3;
-  expect_error(run(p), "num_kv_heads");
+  expect_param_error(run(p), "num_kv_heads");
   p = c.p;
   p.head_dim = 0;
-  expect_error(run(p), "head_dim");
+  expect_param_error(run(p), "head_dim");
   p = c.p;
   p.kv_len = {1, 2, 3};
-  expect_error(run(p), "kv_len");
+  expect_param_error(run(p), "kv_len");
   p = c.p;
   p.start_pos = {};
-  expect_error(run(p), "start_pos");
+  expect_param_error(run(p), "start_pos");
   p = c.p;
   p.kv_len = {9, 5};  // kv_start 1 + 9 > 9 slots
-  expect_error(run(p), "kv_capacity");
+  expect_param_error(run(p), "kv_capacity");
   p = c.p;
   p.softcap = -1.0f;
-  expect_error(run(p), "softcap");
+  expect_param_error(run(p), "softcap");
   p = c.p;
   p.scale = NAN;
-  expect_error(run(p), "scale");
-  expect_error(run(c.p, {0}), "page_table");
+  expect_param_error(run(p), "scale");
+  expect_param_error(run(c.p, {0}), "page_table");
 
   p = c.p;
   p.layout = KvLayout::ring;
   p.kv_capacity = 9;
   p.kv_len = {7, 10};  // more keys than ring slots
   p.kv_start = {1, 0};
-  expect_error(run(p), "kv_capacity");
+  expect_param_error(run(p), "kv_capacity");
 
   // Paged: pool [6, 3, 2, 3] holds the 2 * 9 * 6 floats of the contiguous case.
   p = c.p;
@@ -301,15 +301,15 @@ TEST(TextReference, ValidationNamesTheParameter) {
   p.max_pages = 3;
   std::vector<uint32_t> table = {0, 1, 2, 3, 4, 5};
   EXPECT_NO_THROW(run(p, table)());
-  expect_error(run(p, {0, 1, 2}), "page_table");
+  expect_param_error(run(p, {0, 1, 2}), "page_table");
   table[4] = 6;  // position 3..5 of sequence 1 -> page 6 of 6
-  expect_error(run(p, table), "page_table");
+  expect_param_error(run(p, table), "page_table");
   table[4] = 4;
   p.max_pages = 2;  // position 7 needs page index 2
-  expect_error(run(p, {0, 1, 2, 3}), "max_pages");
+  expect_param_error(run(p, {0, 1, 2, 3}), "max_pages");
   p.max_pages = 3;
   p.kv_capacity = 0;
-  expect_error(run(p, table), "kv_capacity");
+  expect_param_error(run(p, table), "kv_capacity");
 }
 
 // -------------------------------------------------------------- vision ----
@@ -330,12 +330,12 @@ TEST(VisionReference, PosEmbedAddUsesRowMajorPatchGrid) {
   const std::vector<double> want = {0, 1, 110, 111, 1200, 1201, 1310, 1311, 2400, 2401};
   EXPECT_EQ(out, want);
 
-  expect_error([&] { pos_embed_add(hidden, table, P, Dh, 2, 2); }, "table");
+  expect_param_error([&] { pos_embed_add(hidden, table, P, Dh, 2, 2); }, "table");
   std::vector<float> small(2 * 2 * Dh);
-  expect_error([&] { pos_embed_add(hidden, small, P, Dh, 2, 2); }, "pos_size");  // y = 2
-  expect_error([&] { pos_embed_add(hidden, small, P, Dh, 2, 3); }, "pos_size");  // x = 2
-  expect_error([&] { pos_embed_add(hidden, table, P, Dh, N, 0); }, "patches_x");
-  expect_error([&] { pos_embed_add(std::span(hidden).first(3), table, P, Dh, N, 2); }, "hidden");
+  expect_param_error([&] { pos_embed_add(hidden, small, P, Dh, 2, 2); }, "pos_size");  // y = 2
+  expect_param_error([&] { pos_embed_add(hidden, small, P, Dh, 2, 3); }, "pos_size");  // x = 2
+  expect_param_error([&] { pos_embed_add(hidden, table, P, Dh, N, 0); }, "patches_x");
+  expect_param_error([&] { pos_embed_add(std::span(hidden).first(3), table, P, Dh, N, 2); }, "hidden");
 }
 
 TEST(VisionReference, HandComputedAttention) {
@@ -360,9 +360,9 @@ TEST(VisionReference, MatchesNonCausalTextAttention) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-14) << i;
 
-  expect_error([&] { vision_attention(std::span(q).first(4), k, v, P, H, D, 1.0); }, "q");
-  expect_error([&] { vision_attention(q, k, std::span(v).first(4), P, H, D, 1.0); }, "v");
-  expect_error([&] { vision_attention(q, k, v, P, H, D, INFINITY); }, "scale");
+  expect_param_error([&] { vision_attention(std::span(q).first(4), k, v, P, H, D, 1.0); }, "q");
+  expect_param_error([&] { vision_attention(q, k, std::span(v).first(4), P, H, D, 1.0); }, "v");
+  expect_param_error([&] { vision_attention(q, k, v, P, H, D, INFINITY); }, "scale");
 }
 
 // --------------------------------------------------------------- audio ----
@@ -507,7 +507,7 @@ TEST(AudioReference, ValidationNamesTheParameter) {
   auto expect = [&](auto mutate, const std::string& param) {
     auto c = base;
     mutate(c);
-    expect_error([&] { c.run(); }, param);
+    expect_param_error([&] { c.run(); }, param);
   };
   expect([](AudioCase& c) { c.p.chunk = 0; }, "chunk");
   expect([](AudioCase& c) { c.p.num_heads = 0; }, "num_heads");
@@ -528,7 +528,7 @@ TEST(Tolerance, LoosestDtypeWins) {
   EXPECT_DOUBLE_EQ(tolerance_for(DType::f16, DType::f16, DType::bf16).abs_rel, 2.5e-2);
   EXPECT_DOUBLE_EQ(tolerance_for(DType::f16, DType::i8, DType::f16).abs_rel, 3e-2);
   EXPECT_DOUBLE_EQ(tolerance_for(DType::f32, DType::i4, DType::f32).abs_rel, 0.25);
-  expect_error([] { tolerance_for(DType::f32, DType::u32, DType::f32); }, "kv dtype");
+  expect_param_error([] { tolerance_for(DType::f32, DType::u32, DType::f32); }, "kv dtype");
 }
 
 TEST(Tolerance, CompareReportsRelativeErrorAndWorstElement) {
@@ -549,7 +549,7 @@ TEST(Tolerance, CompareReportsRelativeErrorAndWorstElement) {
   EXPECT_TRUE(compare(zeros, zero_ref, Tolerance{0.0}).passed);
   EXPECT_GT(max_relative_error(got, zero_ref), 1e20);
 
-  expect_error([&] { compare(std::span(got).first(2), want, Tolerance{1}); }, "got");
+  expect_param_error([&] { compare(std::span(got).first(2), want, Tolerance{1}); }, "got");
 }
 
 TEST(Tolerance, NonFiniteValuesFail) {
@@ -644,8 +644,8 @@ TEST(Rounding, RoundToDType) {
   std::vector<float> values = {0.1f, 1.0f, 65520.0f};
   round_to(DType::f16, values);
   EXPECT_EQ(values, (std::vector<float>{f16_to_float(0x2e66), 1.0f, INFINITY}));
-  expect_error([] { round_to(DType::i8, 1.0f); }, "dtype");
-  expect_error([] { round_to(DType::u32, std::span<float>{}); }, "dtype");
+  expect_param_error([] { round_to(DType::i8, 1.0f); }, "dtype");
+  expect_param_error([] { round_to(DType::u32, std::span<float>{}); }, "dtype");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "expect_error.hpp"
 #include "test_context.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vkattn/audio.hpp"
@@ -15,16 +16,7 @@
 namespace vkattn {
 namespace {
 
-// Runs `call` and checks it throws Error of `kind` whose message holds every piece.
-void expect_error(const std::function<void()>& call, ErrorKind kind, std::vector<std::string> pieces) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an Error mentioning " << pieces.at(0);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const auto& p : pieces) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 class VisionValidation : public testing::GpuTest {
  protected:

@@ -13,9 +13,15 @@
 #include "io/npy.hpp"
 #include "reference/tolerance.hpp"
 #include "vkattn/context.hpp"
+#include "vkattn/error.hpp"
 #include "vkattn/tensor.hpp"
 
 namespace vkattn::cli {
+
+// A command-line value the library would reject, refused before any GPU work.
+[[noreturn]] inline void bad_argument(const std::string& message) {
+  throw Error(ErrorKind::invalid_argument, message);
+}
 
 // Options every device-using command shares.
 struct GlobalOptions {

@@ -21,8 +21,6 @@ namespace vkattn::cli {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
-
 int report(const char* what, const std::vector<float>& got, const std::vector<double>& want,
            reference::Tolerance tol) {
   const auto r = reference::compare(got, want, tol);
@@ -69,14 +67,14 @@ void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status) {
     const NpyInput k = read_float_npy(o->k, "k", 4, "[B, C, Hkv, D]");
     const NpyInput v = read_float_npy(o->v, "v", 4, "[B, C, Hkv, D]");
     if (v.shape != k.shape || v.dtype != k.dtype)
-      bad(fmt::format("v: expected {} {} (k's), got {} {}", to_string(k.dtype), shape_to_string(k.shape),
+      bad_argument(fmt::format("v: expected {} {} (k's), got {} {}", to_string(k.dtype), shape_to_string(k.shape),
                       to_string(v.dtype), shape_to_string(v.shape)));
     if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
-      bad(fmt::format("k: expected [{}, C, Hkv, {}] (q's batch and head dim), got {}", q.shape[0], q.shape[3],
+      bad_argument(fmt::format("k: expected [{}, C, Hkv, {}] (q's batch and head dim), got {}", q.shape[0], q.shape[3],
                       shape_to_string(k.shape)));
     const io::NpyArray tok = io::read_npy(o->tokens);
     if (tok.shape != std::vector<uint64_t>{k.shape[0], k.shape[1]})
-      bad(fmt::format("tokens: expected shape [{}, {}], got {}", k.shape[0], k.shape[1], shape_to_string(tok.shape)));
+      bad_argument(fmt::format("tokens: expected shape [{}, {}], got {}", k.shape[0], k.shape[1], shape_to_string(tok.shape)));
     const std::vector<uint32_t> tokens = io::as_u32(tok);
 
     BdpaParams p;
@@ -106,7 +104,7 @@ void add_run_bdpa(CLI::App& run, GlobalOptions& g, int& status) {
     // The builder would skip such a slot (no query sees it); on the command line it is a mistake.
     for (size_t i = 0; i < tokens.size(); ++i)
       if (tokens[i] >= bp.vocab_size)
-        bad(fmt::format("tokens: expected ids below --vocab ({}), got {} at [{}][{}]", bp.vocab_size, tokens[i],
+        bad_argument(fmt::format("tokens: expected ids below --vocab ({}), got {} at [{}][{}]", bp.vocab_size, tokens[i],
                         i / p.kv_capacity, i % p.kv_capacity));
 
     Context ctx(ContextOptions{g.device});

@@ -31,19 +31,17 @@ namespace vkattn::cli {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
-
 DType float_dtype(const io::NpyArray& a, const char* name, const std::string& path) {
   if (a.descr == "<f4") return DType::f32;
   if (a.descr == "<f2") return DType::f16;
-  bad(fmt::format("{}: expected float32 ('<f4') or float16 ('<f2') in '{}', got '{}'", name, path, a.descr));
+  bad_argument(fmt::format("{}: expected float32 ('<f4') or float16 ('<f2') in '{}', got '{}'", name, path, a.descr));
 }
 
 void expect_rank4(const io::NpyArray& a, const char* name, const char* layout) {
   if (a.shape.size() != 4)
-    bad(fmt::format("{}: expected a 4-d array {}, got shape {}", name, layout, shape_to_string(a.shape)));
+    bad_argument(fmt::format("{}: expected a 4-d array {}, got shape {}", name, layout, shape_to_string(a.shape)));
   for (auto d : a.shape)
-    if (d == 0 || d > UINT32_MAX) bad(fmt::format("{}: expected dimensions in [1, 2^32), got shape {}", name, shape_to_string(a.shape)));
+    if (d == 0 || d > UINT32_MAX) bad_argument(fmt::format("{}: expected dimensions in [1, 2^32), got shape {}", name, shape_to_string(a.shape)));
 }
 
 uint32_t at(const std::vector<uint32_t>& v, uint32_t b) { return v.size() == 1 ? v[0] : v[b]; }
@@ -63,16 +61,16 @@ std::optional<std::vector<uint32_t>> per_sequence(const std::string& value, cons
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
   if (ec == std::errc() && ptr == value.data() + value.size()) return std::vector<uint32_t>{n};
   if (value.size() < 4 || value.compare(value.size() - 4, 4, ".npy") != 0)
-    bad(fmt::format("--{}: expected a non-negative integer or an .npy file, got '{}'", name, value));
+    bad_argument(fmt::format("--{}: expected a non-negative integer or an .npy file, got '{}'", name, value));
   io::NpyArray a = io::read_npy(value);
   std::vector<uint32_t> v;
   try {
     v = io::as_u32(a);
   } catch (const Error& e) {
-    bad(fmt::format("--{}: expected non-negative integers in '{}': {}", name, value, e.what()));
+    bad_argument(fmt::format("--{}: expected non-negative integers in '{}': {}", name, value, e.what()));
   }
   if (v.size() != 1 && v.size() != batch)
-    bad(fmt::format("--{}: expected 1 or batch ({}) values in '{}', got {}", name, batch, value, v.size()));
+    bad_argument(fmt::format("--{}: expected 1 or batch ({}) values in '{}', got {}", name, batch, value, v.size()));
   return v;
 }
 
@@ -124,27 +122,27 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     const KvLayout slots = tiered ? kv_layout_from_string(o->cold_layout) : layout;
     const bool paged = slots == KvLayout::paged;
     if (tiered != (!o->hot_k.empty() || !o->hot_v.empty()) || o->hot_k.empty() != o->hot_v.empty())
-      bad(fmt::format("hot_k: expected --hot-k and --hot-v {} for --layout {}, got {}", tiered ? "both" : "neither",
+      bad_argument(fmt::format("hot_k: expected --hot-k and --hot-v {} for --layout {}, got {}", tiered ? "both" : "neither",
                       o->layout, o->hot_k.empty() ? "--hot-v only" : (o->hot_v.empty() ? "--hot-k only" : "both")));
     const io::NpyArray q = io::read_npy(o->q), k = io::read_npy(o->k), v = io::read_npy(o->v);
     expect_rank4(q, "q", "[B, S, H, D]");
     expect_rank4(k, "k", paged ? "[P, page_size, Hkv, D]" : "[B, C, Hkv, D]");
     if (v.shape != k.shape)
-      bad(fmt::format("v: expected the shape of k {}, got {}", shape_to_string(k.shape), shape_to_string(v.shape)));
+      bad_argument(fmt::format("v: expected the shape of k {}, got {}", shape_to_string(k.shape), shape_to_string(v.shape)));
     if (tiered && !o->kv_dtype.empty())
-      bad(fmt::format("kv_dtype: expected none with --layout tiered (`vkattn run` reads float tiers), got {}",
+      bad_argument(fmt::format("kv_dtype: expected none with --layout tiered (`vkattn run` reads float tiers), got {}",
                       o->kv_dtype));
     // u32 K/V: a cache quantized already (doppler's packed words), with --k-scale/--v-scale.
     const bool packed = k.descr == "<u4";
     if (packed && (o->kv_dtype.empty() || o->k_scale.empty() || o->v_scale.empty() || v.descr != "<u4"))
-      bad("k: expected --kv-dtype i8|i4, --k-scale and --v-scale with packed u32 K/V ('<u4'), got "
+      bad_argument("k: expected --kv-dtype i8|i4, --k-scale and --v-scale with packed u32 K/V ('<u4'), got "
           "some missing (or float V)");
     if (!packed && (!o->k_scale.empty() || !o->v_scale.empty()))
-      bad("k_scale: expected none for float K/V (--kv-dtype quantizes them), got --k-scale/--v-scale");
+      bad_argument("k_scale: expected none for float K/V (--kv-dtype quantizes them), got --k-scale/--v-scale");
     const DType qt = float_dtype(q, "q", o->q);
     const DType kt = packed ? dtype_from_string(o->kv_dtype) : float_dtype(k, "k", o->k);
     const DType vt = packed ? kt : float_dtype(v, "v", o->v);
-    if (vt != kt) bad(fmt::format("v: expected the dtype of k ({}), got {}", to_string(kt), to_string(vt)));
+    if (vt != kt) bad_argument(fmt::format("v: expected the dtype of k ({}), got {}", to_string(kt), to_string(vt)));
 
     TextAttentionParams p;
     p.batch = static_cast<uint32_t>(q.shape[0]);
@@ -153,7 +151,7 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     p.head_dim = static_cast<uint32_t>(q.shape[3]);
     p.num_kv_heads = static_cast<uint32_t>(k.shape[2]);
     if (!packed && k.shape[3] != q.shape[3])
-      bad(fmt::format("k: expected head_dim {} (q's last dimension), got {}", q.shape[3], k.shape[3]));
+      bad_argument(fmt::format("k: expected head_dim {} (q's last dimension), got {}", q.shape[3], k.shape[3]));
     p.layout = layout;
     p.causal = o->causal;
     p.window = o->window;
@@ -166,35 +164,35 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
       hot_v = io::read_npy(o->hot_v);
       expect_rank4(hot_k, "hot_k", "[B, hot_window, Hkv, D]");
       if (hot_v.shape != hot_k.shape)
-        bad(fmt::format("hot_v: expected the shape of hot_k {}, got {}", shape_to_string(hot_k.shape),
+        bad_argument(fmt::format("hot_v: expected the shape of hot_k {}, got {}", shape_to_string(hot_k.shape),
                         shape_to_string(hot_v.shape)));
       for (auto [name, a, path] : {std::tuple{"hot_k", &hot_k, &o->hot_k}, {"hot_v", &hot_v, &o->hot_v}})
         if (float_dtype(*a, name, *path) != DType::f16)
-          bad(fmt::format("{}: expected float16 ('<f2', the hot ring) in '{}', got '{}'", name, *path, a->descr));
+          bad_argument(fmt::format("{}: expected float16 ('<f2', the hot ring) in '{}', got '{}'", name, *path, a->descr));
       p.hot_window = static_cast<uint32_t>(hot_k.shape[1]);
     }
 
     std::vector<uint32_t> table;
     uint64_t cache = 0;  // key slots a sequence can address
     if (paged) {
-      if (o->page_table.empty()) bad("page_table: expected --page-table FILE.npy for --layout paged, got none");
+      if (o->page_table.empty()) bad_argument("page_table: expected --page-table FILE.npy for --layout paged, got none");
       const io::NpyArray t = io::read_npy(o->page_table);
       if (t.shape.size() != 2 || t.shape[0] != p.batch || t.shape[1] == 0)
-        bad(fmt::format("page_table: expected shape [{}, max_pages], got {}", p.batch, shape_to_string(t.shape)));
+        bad_argument(fmt::format("page_table: expected shape [{}, max_pages], got {}", p.batch, shape_to_string(t.shape)));
       table = io::as_u32(t);
       p.num_pages = static_cast<uint32_t>(k.shape[0]);
       p.kv_capacity = static_cast<uint32_t>(k.shape[1]);
       if (o->page_size && o->page_size != p.kv_capacity)
-        bad(fmt::format("page_size: expected {} (the second dimension of k {}), got {}", p.kv_capacity,
+        bad_argument(fmt::format("page_size: expected {} (the second dimension of k {}), got {}", p.kv_capacity,
                         shape_to_string(k.shape), o->page_size));
       p.max_pages = static_cast<uint32_t>(t.shape[1]);
       cache = uint64_t(p.max_pages) * p.kv_capacity;
     } else {
       if (!o->page_table.empty() || o->page_size)
-        bad(fmt::format("page_table: expected none for the {} layout, got --page-table/--page-size",
+        bad_argument(fmt::format("page_table: expected none for the {} layout, got --page-table/--page-size",
                         to_string(slots)));
       if (k.shape[0] != p.batch)
-        bad(fmt::format("k: expected batch {} (q's first dimension) in [B, C, Hkv, D], got shape {}", p.batch,
+        bad_argument(fmt::format("k: expected batch {} (q's first dimension) in [B, C, Hkv, D], got shape {}", p.batch,
                         shape_to_string(k.shape)));
       p.kv_capacity = static_cast<uint32_t>(k.shape[1]);
       cache = p.kv_capacity;
@@ -211,11 +209,11 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
           p.kv_len.push_back(p.kv_capacity);
         } else {
           if (start > cache)
-            bad(fmt::format("kv_start: expected <= the cache's {} key slots, got {} for sequence {}", cache, start,
+            bad_argument(fmt::format("kv_start: expected <= the cache's {} key slots, got {} for sequence {}", cache, start,
                             b));
           // max_pages x page_size may pass 2^32: never truncate it into a shorter length.
           if (cache - start > UINT32_MAX)
-            bad(fmt::format("kv_len: expected the default (cache slots {} - kv_start {}) below 2^32, got {}; pass "
+            bad_argument(fmt::format("kv_len: expected the default (cache slots {} - kv_start {}) below 2^32, got {}; pass "
                             "--kv-len",
                             cache, start, cache - start));
           p.kv_len.push_back(static_cast<uint32_t>(cache - start));

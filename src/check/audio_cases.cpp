@@ -62,7 +62,7 @@ CheckResult run_audio_case(Context& ctx, const AudioCase& c, const RunOptions& o
 
 namespace {
 
-AudioCase make(uint32_t frames, uint32_t heads, uint32_t dim) {
+AudioCase make_audio_case(uint32_t frames, uint32_t heads, uint32_t dim) {
   AudioCase c;
   c.params.frames = frames;
   c.params.num_heads = heads;
@@ -82,21 +82,21 @@ std::vector<AudioCase> audio_check_grid(GridSize size) {
   // edge included), T not a multiple of W, head dims 128 and 192.
   for (bool gemma4 : {true, false}) {
     for (uint32_t d : {128u, 192u}) {
-      AudioCase c = make(30, 2, d);
+      AudioCase c = make_audio_case(30, 2, d);
       c.params.scale_keys = gemma4;
       c.params.include_past_edge = !gemma4;
       add(c);
     }
   }
   {
-    AudioCase c = make(5, 2, 128);  // T < W: one partial block
+    AudioCase c = make_audio_case(5, 2, 128);  // T < W: one partial block
     add(c);
     c.params.include_past_edge = true;
     c.dtype = c.out = DType::f16;
     add(c);
   }
   {
-    AudioCase c = make(29, 3, 64);  // future context, a small cap the logits hit
+    AudioCase c = make_audio_case(29, 3, 64);  // future context, a small cap the logits hit
     c.params.chunk = 5;
     c.params.max_past = 7;
     c.params.max_future = 3;
@@ -110,7 +110,7 @@ std::vector<AudioCase> audio_check_grid(GridSize size) {
   }
   {
     // Past reach larger than a tile of keys (more than one tile per query), W = 1.
-    AudioCase c = make(80, 1, 128);
+    AudioCase c = make_audio_case(80, 1, 128);
     c.params.chunk = 1;
     c.params.max_past = 40;
     c.params.max_future = 4;
@@ -119,20 +119,20 @@ std::vector<AudioCase> audio_check_grid(GridSize size) {
   }
   {
     // P = 0 without the past edge and F = 0: no visible key, every row is zeros.
-    AudioCase c = make(7, 2, 64);
+    AudioCase c = make_audio_case(7, 2, 64);
     c.params.max_past = 0;
     c.params.chunk = 3;
     add(c);
   }
   {
-    AudioCase c = make(50, 4, 128);  // f16 in, f32 out
+    AudioCase c = make_audio_case(50, 4, 128);  // f16 in, f32 out
     c.dtype = DType::f16;
     add(c);
   }
   if (size == GridSize::full) {
-    AudioCase c = make(750, 8, 128);
+    AudioCase c = make_audio_case(750, 8, 128);
     add(c);
-    c = make(1500, 8, 192);
+    c = make_audio_case(1500, 8, 192);
     c.params.include_past_edge = true;
     c.params.scale_keys = false;
     c.dtype = c.out = DType::f16;
@@ -152,7 +152,7 @@ std::vector<CheckCase> audio_check_cases(const DeviceCaps&, GridSize size) {
 
 std::vector<CheckCase> audio_demo_cases(DemoSize size) {
   const uint32_t frames = size == DemoSize::cpu ? 150 : 750;
-  AudioCase c = make(frames, 8, 128);
+  AudioCase c = make_audio_case(frames, 8, 128);
   c.name = fmt::format("gemma4 audio (T{} H8 D128 W12 P12)", frames);
   return {{c.name, [c](Context& ctx, const RunOptions& o) { return run_audio_case(ctx, c, o); }}};
 }

@@ -278,7 +278,7 @@ CheckResult run_bdpa_case(Context& ctx, const BdpaCase& c, const RunOptions& opt
 
 namespace {
 
-BdpaCase make(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t len) {
+BdpaCase make_bdpa_case(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t len) {
   BdpaCase c;
   c.params.batch = b;
   c.params.seq_len = s;
@@ -305,7 +305,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   // 1. Every variant, forced, on a shape with GQA, two sequence lengths and a partial last tile.
   for (const auto& v : planner::bdpa_variants()) {
     const bool decode = v.phase == Phase::decode;
-    BdpaCase c = decode ? make(2, 1, 8, 2, 64, 77) : make(1, 19, 4, 2, 64, 40);
+    BdpaCase c = decode ? make_bdpa_case(2, 1, 8, 2, 64, 77) : make_bdpa_case(1, 19, 4, 2, 64, 40);
     if (decode) c.params.kv_len = {77, 50}, c.params.start_pos = {76, 49};
     c.q = v.q;
     c.basis = v.basis;
@@ -321,7 +321,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // 2. RoPE options: interleaved pairs, a partial rotary dim, none.
   {
-    BdpaCase c = make(1, 1, 4, 1, 64, 90);
+    BdpaCase c = make_bdpa_case(1, 1, 4, 1, 64, 90);
     c.params.pairing = RopePairing::interleaved;
     c.params.rotary_dim = 32;
     add(c);
@@ -332,22 +332,22 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // 3. Head dims and GQA ratios, planner's choice, decode and prefill.
   for (uint32_t d : {32u, 128u, 256u}) {
-    BdpaCase c = make(1, 1, 8, 2, d, 70);
+    BdpaCase c = make_bdpa_case(1, 1, 8, 2, d, 70);
     c.basis = DType::f16;
     add(c);
-    BdpaCase pre = make(1, 12, 4, 4, d, 30);
+    BdpaCase pre = make_bdpa_case(1, 12, 4, 4, d, 30);
     pre.q = pre.basis = pre.out = DType::f16;
     add(pre);
   }
   // 4. Masks and scoring: a sliding window with softcap and an explicit scale, in prefill and split decode.
   {
-    BdpaCase c = make(1, 16, 4, 2, 64, 48);
+    BdpaCase c = make_bdpa_case(1, 16, 4, 2, 64, 48);
     c.params.window = 7;
     c.params.softcap = 20.0f;
     c.params.scale = 0.2f;
     c.logit_scale = 4.0f;
     add(c);
-    BdpaCase d = make(2, 1, 4, 2, 64, 300);
+    BdpaCase d = make_bdpa_case(2, 1, 4, 2, 64, 300);
     d.params.window = 100;
     d.params.kv_len = {300, 120};
     d.params.start_pos = {299, 119};
@@ -358,11 +358,11 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   // 5. Fully masked rows: keys moved past the early queries (they output zeros),
   //    and a sequence with no keys in a batch.
   {
-    BdpaCase c = make(1, 10, 2, 1, 64, 24);
+    BdpaCase c = make_bdpa_case(1, 10, 2, 1, 64, 24);
     c.params.start_pos = {0};
     c.position_offset = 6;
     add(c);
-    BdpaCase e = make(2, 1, 4, 2, 64, 40);
+    BdpaCase e = make_bdpa_case(2, 1, 4, 2, 64, 40);
     e.params.kv_len = {0, 40};
     e.params.start_pos = {0, 39};
     add(e);
@@ -370,14 +370,14 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   // 6. Residuals far past +-1 (each row's own scale, no clipping), and rows of
   //    no shared part at all.
   for (float spread : {4.0f, 25.0f}) {
-    BdpaCase c = make(1, 1, 4, 2, 64, 120);
+    BdpaCase c = make_bdpa_case(1, 1, 4, 2, 64, 120);
     c.spread = spread;
     c.basis = DType::f32;
     add(c);
   }
   // 7. The index, not the slot, carries the position: entries shuffled.
   {
-    BdpaCase c = make(2, 5, 4, 2, 64, 60);
+    BdpaCase c = make_bdpa_case(2, 5, 4, 2, 64, 60);
     c.params.kv_len = {60, 33};
     c.params.start_pos = {55, 28};
     c.shuffle_index = true;
@@ -385,7 +385,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // 8. Lengths and positions from GPU buffers, a batch of three, split decode.
   {
-    BdpaCase c = make(3, 1, 8, 2, 64, 200);
+    BdpaCase c = make_bdpa_case(3, 1, 8, 2, 64, 200);
     c.params.kv_len = {200, 17, 129};
     c.params.start_pos = {199, 16, 128};
     c.gpu_lengths = true;
@@ -393,7 +393,7 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // 9. A long context (no length cap): split decode over many workgroups.
   {
-    BdpaCase c = make(1, 1, 4, 1, 64, size == GridSize::full ? 32768 : 4096);
+    BdpaCase c = make_bdpa_case(1, 1, 4, 1, 64, size == GridSize::full ? 32768 : 4096);
     c.vocab = 500;
     add(c);
   }
@@ -401,10 +401,10 @@ std::vector<BdpaCase> bdpa_check_grid(const DeviceCaps& caps, GridSize size) {
     // Model-sized shapes for the GPU: Llama-3-8B decode over 32k keys for two
     // sequences (each f16 input 128 MiB, lavapipe's storage-buffer range), and
     // a 512-token prefill.
-    BdpaCase d = make(2, 1, 32, 8, 128, 32768);
+    BdpaCase d = make_bdpa_case(2, 1, 32, 8, 128, 32768);
     d.vocab = 32000;
     add(d);
-    BdpaCase pre = make(1, 512, 32, 8, 128, 512);
+    BdpaCase pre = make_bdpa_case(1, 512, 32, 8, 128, 512);
     pre.vocab = 32000;
     pre.q = pre.basis = pre.out = DType::f16;
     add(pre);
@@ -423,7 +423,7 @@ std::vector<CheckCase> bdpa_check_cases(const DeviceCaps& caps, GridSize size) {
 
 std::vector<CheckCase> bdpa_demo_cases(DemoSize size) {
   const uint32_t context = size == DemoSize::cpu ? 1024 : 4096;
-  BdpaCase c = make(1, 1, 32, 8, 128, context);
+  BdpaCase c = make_bdpa_case(1, 1, 32, 8, 128, context);
   c.vocab = 32000;
   c.name = fmt::format("llama3-8b bdpa decode (H32/8 D128 L{} f16 basis, int8 residuals: {} B/token/layer + basis)",
                        context, 2 * 8 * (128 + 4) + 12);

@@ -72,7 +72,7 @@ struct FamilyName {
   BenchFamily family;
   uint8_t bit;
 };
-constexpr FamilyName kFamilies[] = {{"text", BenchFamily::text, kText},
+constexpr FamilyName kBenchFamilies[] = {{"text", BenchFamily::text, kText},
                                     {"vision", BenchFamily::vision, kVision},
                                     {"audio", BenchFamily::audio, kAudio},
                                     {"bdpa", BenchFamily::bdpa, kBdpa},
@@ -174,9 +174,9 @@ class CaseBuilder {
     BenchSpec s;
     const std::string family = text("family", "text");
     const FamilyName* fam = nullptr;
-    for (const auto& f : kFamilies)
+    for (const auto& f : kBenchFamilies)
       if (family == f.name) fam = &f;
-    if (!fam) r_.fail(raw_.where + ".family", fmt::format("expected {}, got \"{}\"", expected_one_of(kFamilies), family));
+    if (!fam) r_.fail(raw_.where + ".family", fmt::format("expected {}, got \"{}\"", expected_one_of(kBenchFamilies), family));
     s.family = fam->family;
     for (const auto& key : raw_.own) {
       if (!(r_.field(key, raw_.where).families & fam->bit))
@@ -407,7 +407,7 @@ void expand_grid(const Reader& r, const Json& grid, const std::string& where, co
 }  // namespace
 
 std::string_view to_string(BenchFamily f) {
-  for (const auto& n : kFamilies)
+  for (const auto& n : kBenchFamilies)
     if (n.family == f) return n.name;
   return "?";
 }

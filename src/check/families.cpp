@@ -24,24 +24,24 @@ std::vector<CheckCase> kvcache_family_demo(DemoSize size) {
   return out;
 }
 
-struct Family {
+struct CheckFamily {
   const char* name;
   std::vector<CheckCase> (*grid)(const DeviceCaps&, GridSize);
   std::vector<CheckCase> (*demo)(DemoSize);
 };
 
-const Family kFamilies[] = {
+const CheckFamily kCheckFamilies[] = {
     {"text", text_check_cases, text_demo_cases},
     {"vision", vision_check_cases, vision_demo_cases},
     {"audio", audio_check_cases, audio_demo_cases},
     {"kvcache", kvcache_family_cases, kvcache_family_demo},
 };
 
-const Family& family_of(const std::string& name) {
-  for (const auto& f : kFamilies)
+const CheckFamily& family_of(const std::string& name) {
+  for (const auto& f : kCheckFamilies)
     if (name == f.name) return f;
   std::string names;
-  for (const auto& f : kFamilies) names += std::string(names.empty() ? "" : ", ") + f.name;
+  for (const auto& f : kCheckFamilies) names += std::string(names.empty() ? "" : ", ") + f.name;
   throw Error(ErrorKind::invalid_argument, fmt::format("family: expected one of {}, got '{}'", names, name));
 }
 
@@ -49,7 +49,7 @@ const Family& family_of(const std::string& name) {
 
 std::vector<std::string> check_families() {
   std::vector<std::string> out;
-  for (const auto& f : kFamilies) out.push_back(f.name);
+  for (const auto& f : kCheckFamilies) out.push_back(f.name);
   return out;
 }
 

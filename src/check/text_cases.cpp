@@ -169,7 +169,7 @@ CheckResult run_text_case(Context& ctx, const TextCase& c, const RunOptions& opt
 
 namespace {
 
-TextCase make(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t kv_len) {
+TextCase make_text_case(uint32_t b, uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t kv_len) {
   TextCase c;
   c.params.batch = b;
   c.params.seq_len = s;
@@ -248,7 +248,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
       if (layout == KvLayout::tiered && v.kv == DType::f32) continue;  // the tiers share 16-bit rows
       const bool decode = v.phase == Phase::decode;
       const uint32_t d = std::max(64u, v.min_head_dim);
-      TextCase c = decode ? make(2, 1, 8, 2, d, 77) : make(1, 19, 4, 2, d, 40);
+      TextCase c = decode ? make_text_case(2, 1, 8, 2, d, 77) : make_text_case(1, 19, 4, 2, d, 40);
       c.params.causal = !decode;
       c.params.start_pos = {decode ? 76u : 21u};
       c.params.kv_len = {decode ? 77u : 40u};
@@ -280,7 +280,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     for (uint32_t ratio : ratios) {
       for (int phase = 0; phase < 2; ++phase) {
         const Combo& combo = combos[(d / 64 + ratio + phase) % 5];
-        TextCase c = phase == 0 ? make(2, 1, 2 * ratio, 2, d, 96) : make(1, 24, ratio, 1, d, 64);
+        TextCase c = phase == 0 ? make_text_case(2, 1, 2 * ratio, 2, d, 96) : make_text_case(1, 24, ratio, 1, d, 64);
         c.q = combo.q;
         c.kv = combo.kv;
         c.params.causal = phase == 1;
@@ -293,7 +293,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
 
   // 3. Masking and scoring features.
   {
-    TextCase c = make(1, 16, 4, 4, 64, 48);
+    TextCase c = make_text_case(1, 16, 4, 4, 64, 48);
     c.params.causal = true;
     c.params.start_pos = {32};
     c.params.window = 7;
@@ -308,7 +308,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   {
     // Fully masked rows: queries before every key (kv_start past the query).
-    TextCase c = make(1, 8, 2, 1, 64, 20);
+    TextCase c = make_text_case(1, 8, 2, 1, 64, 20);
     c.params.causal = true;
     c.params.start_pos = {0};
     c.params.kv_start = {4};
@@ -317,7 +317,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   {
     // kv_len 1, and a zero-length sequence in a batch.
-    TextCase c = make(3, 1, 4, 2, 64, 1);
+    TextCase c = make_text_case(3, 1, 4, 2, 64, 1);
     c.params.kv_len = {1, 0, 33};
     c.params.start_pos = {0, 0, 32};
     set_layout(c, KvLayout::contiguous);
@@ -325,7 +325,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   {
     // Sliding window on a ring cache, positions past the ring size.
-    TextCase c = make(2, 1, 8, 2, 128, 32);
+    TextCase c = make_text_case(2, 1, 8, 2, 128, 32);
     c.params.kv_len = {32, 20};
     c.params.kv_start = {100, 13};
     c.params.start_pos = {131, 32};
@@ -337,21 +337,21 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   {
     // Per-sequence values from GPU buffers, batched, paged, with indirect dispatch.
-    TextCase c = make(3, 5, 8, 2, 64, 40);
+    TextCase c = make_text_case(3, 5, 8, 2, 64, 40);
     c.params.kv_len = {40, 17, 29};
     c.params.start_pos = {35, 12, 24};
     add(from_gpu_buffers(c));
   }
   {
     // Decode with per-sequence values from GPU buffers, paged, indirect dispatch.
-    TextCase c = make(3, 1, 8, 2, 128, 300);
+    TextCase c = make_text_case(3, 1, 8, 2, 128, 300);
     c.params.kv_len = {300, 17, 129};
     c.params.start_pos = {299, 16, 128};
     add(from_gpu_buffers(c));
   }
   {
     // A long context through split-KV decode (no length caps).
-    TextCase c = make(1, 1, 4, 1, 64, full ? 65536 : 20000);
+    TextCase c = make_text_case(1, 1, 4, 1, 64, full ? 65536 : 20000);
     c.params.start_pos = {c.params.kv_len[0] - 1};
     c.q = DType::f32;
     c.kv = DType::f16;
@@ -366,7 +366,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   const uint32_t ratios_flash[] = {1, 4, 8};
   for (size_t i = 0; i < std::size(dims); ++i) {
     const uint32_t ratio = ratios_flash[i % 3];
-    TextCase c = make(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
+    TextCase c = make_text_case(1, full ? 300 : 37, 2 * ratio, 2, dims[i], full ? 700 : 70);
     c.params.causal = true;
     c.params.start_pos = {full ? 400u : 33u};
     c.logit_scale = 2.0f;
@@ -374,7 +374,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash.push_back({c, fmt::format("D{} gqa{} causal {}", dims[i], ratio, to_string(layouts[i % 3]))});
   }
   {
-    TextCase c = make(1, 33, 4, 2, 64, 80);
+    TextCase c = make_text_case(1, 33, 4, 2, 64, 80);
     c.params.causal = true;
     c.params.start_pos = {47};
     c.params.window = 21;
@@ -390,7 +390,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash.push_back({c, "bidirectional ring"});
   }
   {
-    TextCase c = make(3, 21, 8, 2, 128, 60);
+    TextCase c = make_text_case(3, 21, 8, 2, 128, 60);
     c.params.kv_len = {60, 25, 0};
     c.params.kv_start = {3, 0, 0};
     c.params.start_pos = {42, 4, 0};
@@ -398,7 +398,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   {
     // Rows that see no key: queries before every key.
-    TextCase c = make(1, 20, 2, 1, 96, 40);
+    TextCase c = make_text_case(1, 20, 2, 1, 96, 40);
     c.params.causal = true;
     c.params.start_pos = {0};
     c.params.kv_start = {10};
@@ -407,7 +407,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   }
   // One causal sequence on a contiguous cache, its queries from `start`.
   auto causal_contiguous = [](uint32_t s, uint32_t h, uint32_t hkv, uint32_t d, uint32_t kv_len, uint32_t start) {
-    TextCase c = make(1, s, h, hkv, d, kv_len);
+    TextCase c = make_text_case(1, s, h, hkv, d, kv_len);
     c.params.causal = true;
     c.params.start_pos = {start};
     set_layout(c, KvLayout::contiguous);
@@ -485,14 +485,14 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   //    splits, lengths from GPU buffers (splits sized from the capacity).
   std::vector<std::pair<TextCase, std::string>> flash_decode;
   {
-    TextCase c = make(2, 1, 8, 2, 64, full ? 9000 : 700);
+    TextCase c = make_text_case(2, 1, 8, 2, 64, full ? 9000 : 700);
     c.params.kv_len = {c.params.kv_len[0], 333};
     c.params.start_pos = {c.params.kv_len[0] - 1, 332};
     set_layout(c, KvLayout::contiguous);
     flash_decode.push_back({c, "gqa4 batch contiguous"});
   }
   {
-    TextCase c = make(1, 1, 8, 1, 128, 500);
+    TextCase c = make_text_case(1, 1, 8, 1, 128, 500);
     c.params.start_pos = {520};
     c.params.kv_start = {21};
     c.params.window = 300;
@@ -503,13 +503,13 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
     flash_decode.push_back({c, "mqa8 window softcap ring"});
   }
   for (uint32_t d : {80u, 96u}) {
-    TextCase c = make(2, 1, 4, 4, d, 260);
+    TextCase c = make_text_case(2, 1, 4, 4, d, 260);
     c.params.start_pos = {259};
     set_layout(c, KvLayout::paged);
     flash_decode.push_back({c, fmt::format("mha D{} paged", d)});
   }
   {
-    TextCase c = make(3, 1, 32, 8, 128, full ? 4096 : 400);
+    TextCase c = make_text_case(3, 1, 32, 8, 128, full ? 4096 : 400);
     const uint32_t L = c.params.kv_len[0];
     c.params.kv_len = {L, 17, 0};
     c.params.start_pos = {L - 1, 16, 0};
@@ -518,7 +518,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   for (uint32_t d : {160u, 256u}) {
     // Past 128 columns two warps of decode_stream share each tile, each with
     // half of the head dim (the flash_coopmat rows take neither head dim).
-    TextCase c = make(2, 1, 8, 2, d, full ? 3000 : 300);
+    TextCase c = make_text_case(2, 1, 8, 2, d, full ? 3000 : 300);
     c.params.kv_len = {c.params.kv_len[0], 77};
     c.params.start_pos = {c.params.kv_len[0] - 1, 76};
     set_layout(c, d == 160 ? KvLayout::ring : KvLayout::paged);
@@ -527,14 +527,14 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   {
     // Many splits for one row group: the last split's merge spreads them over
     // the workgroup's invocations (text_split_combine.glsl).
-    TextCase c = make(1, 1, 8, 1, 64, full ? 6000 : 1500);
+    TextCase c = make_text_case(1, 1, 8, 1, 64, full ? 6000 : 1500);
     c.params.start_pos = {c.params.kv_len[0] - 1};
     c.splits = 40;
     set_layout(c, KvLayout::contiguous);
     flash_decode.push_back({c, "mqa8 40 splits"});
     // Four query heads: 64 columns at D64, so three invocations share each
     // of decode_stream's 33 splits (a lane count that divides nothing).
-    TextCase g = make(1, 1, 4, 1, 64, full ? 6000 : 1500);
+    TextCase g = make_text_case(1, 1, 4, 1, 64, full ? 6000 : 1500);
     g.params.start_pos = {g.params.kv_len[0] - 1};
     g.splits = 33;
     set_layout(g, KvLayout::contiguous);
@@ -545,10 +545,10 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode);
   // bf16 K/V on the stream engine: the same cases, then the bf16 prefill's kinds of values.
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"}, flash_decode, {"_bf16", "_bf16kv"});
-  TextCase bf16_step = make(2, 1, 8, 2, 128, full ? 2000 : 200);
+  TextCase bf16_step = make_text_case(2, 1, 8, 2, 128, full ? 2000 : 200);
   bf16_step.params.start_pos = {bf16_step.params.kv_len[0] - 1};
   set_layout(bf16_step, KvLayout::contiguous);
-  TextCase bf16_mqa_step = make(1, 1, 8, 1, 256, full ? 3000 : 300);
+  TextCase bf16_mqa_step = make_text_case(1, 1, 8, 1, 256, full ? 3000 : 300);
   bf16_mqa_step.params.start_pos = {bf16_mqa_step.params.kv_len[0] - 1};
   add_on_fragments({"decode_stream_coopmat", "decode_stream_emulated"},
                    {beyond_f16(bf16_step, 20.0f, "above"), beyond_f16(bf16_step, 112.0f, "near bf16's top, above"),
@@ -558,14 +558,14 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   if (full) {
     // Model-sized shapes for the GPU.
     for (uint32_t L : {4096u, 32768u}) {
-      TextCase c = make(4, 1, 32, 8, 128, L);
+      TextCase c = make_text_case(4, 1, 32, 8, 128, L);
       c.params.start_pos = {L - 1};
       c.q = DType::f32;
       c.kv = DType::f16;
       set_layout(c, KvLayout::paged);
       add(c);
     }
-    TextCase c = make(1, 512, 32, 8, 128, 512);
+    TextCase c = make_text_case(1, 512, 32, 8, 128, 512);
     c.params.causal = true;
     c.q = c.kv = DType::f16;
     set_layout(c, KvLayout::contiguous);

@@ -143,7 +143,7 @@ CheckResult run_posembed_case(Context& ctx, const PosEmbedCase& c, const RunOpti
 
 namespace {
 
-VisionCase make(uint32_t patches, uint32_t heads, uint32_t dim, DType dtype) {
+VisionCase make_vision_case(uint32_t patches, uint32_t heads, uint32_t dim, DType dtype) {
   VisionCase c;
   c.params.patches = patches;
   c.params.num_heads = heads;
@@ -176,7 +176,7 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
   const uint32_t patches = full ? 2304 : 45;
   for (const auto& v : planner::vision_variants()) {
     for (uint32_t d : {64u, 32u, 16u}) {
-      VisionCase c = make(patches, 2, d, v.dtype);
+      VisionCase c = make_vision_case(patches, 2, d, v.dtype);
       c.variant = v.name;
       if (!runnable(v, caps, c)) continue;
       c.name = fmt::format("{} P{} D{}", v.name, patches, d);
@@ -185,7 +185,7 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     }
     if (v.dtype != DType::f32 && !full) continue;
     for (uint32_t d : {256u, 192u, 128u}) {
-      VisionCase c = make(full ? 1000 : 37, 2, d, v.dtype);
+      VisionCase c = make_vision_case(full ? 1000 : 37, 2, d, v.dtype);
       c.variant = v.name;
       if (!runnable(v, caps, c)) continue;
       c.name = fmt::format("{} P{} D{}", v.name, c.params.patches, d);
@@ -207,19 +207,19 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
       {100, 3, 72, DType::f32, DType::f32, VisionLayout::hpd},
   };
   for (const auto& s : shapes) {
-    VisionCase c = make(s.patches, s.heads, s.dim, s.dtype);
+    VisionCase c = make_vision_case(s.patches, s.heads, s.dim, s.dtype);
     c.out = s.out;
     c.params.layout = s.layout;
     add(c);
   }
   {
     // Gemma 4 vision scores: scale 1.0 with small projected Q.
-    VisionCase c = make(64, 2, 64, DType::f32);
+    VisionCase c = make_vision_case(64, 2, 64, DType::f32);
     c.params.scale = 1.0f;
     c.logit_scale = 0.125f;
     add(c);
     // Large logits: a near one-hot softmax.
-    c = make(50, 2, 64, DType::f16);
+    c = make_vision_case(50, 2, 64, DType::f16);
     c.logit_scale = 6.0f;
     add(c);
   }
@@ -233,7 +233,7 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
   };
   for (const char* family : {"vision_flash_coopmat", "vision_flash_emulated"}) {
     for (const auto& s : fragment_shapes) {
-      VisionCase c = make(full ? s.patches * 12 : s.patches, s.heads, s.dim, s.dtype);
+      VisionCase c = make_vision_case(full ? s.patches * 12 : s.patches, s.heads, s.dim, s.dtype);
       c.out = s.out;
       c.params.layout = s.layout;
       c.variant = fmt::format("{}_{}", family, to_string(s.dtype));
@@ -244,13 +244,13 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
   }
 
   if (full) {
-    VisionCase gemma = make(2304, 12, 64, DType::f32);
+    VisionCase gemma = make_vision_case(2304, 12, 64, DType::f32);
     gemma.params.scale = 1.0f;
     gemma.logit_scale = 0.125f;
     add(gemma);
-    add(make(4096, 8, 128, DType::f16));  // heads kept low: the float64 oracle runs on one CPU core
-    add(make(9216, 2, 72, DType::f32));
-    VisionCase hd = make(4096, 4, 256, DType::f16);
+    add(make_vision_case(4096, 8, 128, DType::f16));  // heads kept low: the float64 oracle runs on one CPU core
+    add(make_vision_case(9216, 2, 72, DType::f32));
+    VisionCase hd = make_vision_case(4096, 4, 256, DType::f16);
     hd.params.layout = VisionLayout::hpd;
     add(hd);
   }
@@ -293,7 +293,7 @@ std::vector<CheckCase> vision_check_cases(const DeviceCaps& caps, GridSize size)
 
 std::vector<CheckCase> vision_demo_cases(DemoSize size) {
   const uint32_t side = size == DemoSize::cpu ? 16 : 48;  // patches per image row and column
-  VisionCase c = make(side * side, 12, 64, DType::f32);
+  VisionCase c = make_vision_case(side * side, 12, 64, DType::f32);
   c.name = fmt::format("gemma4 vision (P{} H12 D64 scale 1.0)", side * side);
   c.params.scale = 1.0f;
   c.logit_scale = 0.125f;

@@ -17,7 +17,7 @@ namespace {
 // the only choice is the input dtype.
 constexpr uint32_t kTileKeys = 32;
 constexpr uint32_t kWorkgroup = 64;
-constexpr DType kDtypes[] = {DType::f32, DType::f16};
+constexpr DType kAudioDtypes[] = {DType::f32, DType::f16};
 
 std::string variant_name(DType t) { return fmt::format("audio_block_local_{}", to_string(t)); }
 
@@ -25,7 +25,7 @@ std::string variant_name(DType t) { return fmt::format("audio_block_local_{}", t
 
 std::vector<std::string> audio_variants() {
   std::vector<std::string> names;
-  for (DType t : kDtypes) names.push_back(variant_name(t));
+  for (DType t : kAudioDtypes) names.push_back(variant_name(t));
   return names;
 }
 
@@ -36,7 +36,7 @@ AudioPlan plan_audio(const DeviceCaps& caps, DType dtype, const PlanOptions& opt
   plan.reason = "the block-local kernel for this dtype";
   plan.tile_keys = kTileKeys;
   plan.workgroup_size = std::min(kWorkgroup, caps.max_workgroup_invocations);
-  for (DType t : kDtypes)
+  for (DType t : kAudioDtypes)
     plan.candidates.push_back({variant_name(t), t == dtype,
                                t == dtype ? "eligible" : fmt::format("takes {} inputs, call has {}", to_string(t),
                                                                      to_string(dtype))});

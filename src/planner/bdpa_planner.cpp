@@ -17,12 +17,8 @@ namespace vkattn::planner {
 
 namespace {
 
-// Keys one split walks at most: the text planner's flash-decoding chunk
-// (measured there on the H200), so long contexts fill the device.
-constexpr uint32_t kSplitChunkKeys = 128;
-static_assert(kSplitChunkKeys % kSplitLengthGranule == 0, "split counts must be constant per split_length_bucket");
 
-struct Rule {
+struct BdpaRule {
   const char* family;
   const char* reason;
   bool (*applies)(const BdpaGeometry&);
@@ -31,7 +27,7 @@ struct Rule {
 bool always(const BdpaGeometry&) { return true; }
 bool long_kv(const BdpaGeometry& g) { return g.splits >= 2; }
 
-constexpr Rule kRules[] = {
+constexpr BdpaRule kBdpaRules[] = {
     {"bdpa_decode_split", "split_kv: the index spans several chunks; splits fill the device", long_kv},
     {"bdpa_decode", "short_kv: one workgroup per KV head walks every key", always},
     {"bdpa_prefill_tiled", "tiled: the query rows of a workgroup share each rebuilt K/V tile", always},
@@ -115,7 +111,7 @@ BdpaPlan plan_bdpa(const DeviceCaps& caps, const BdpaShape& s, const PlanOptions
     }
     reject_override(rejected, v != nullptr, options, plan.warnings);
   }
-  for (const auto& rule : kRules) {
+  for (const auto& rule : kBdpaRules) {
     const BdpaVariant* v = find_bdpa_variant(std::string(rule.family) + "_" + dtype_suffix(s.q, s.basis));
     if (!v || v->phase != s.phase()) continue;
     auto g = bdpa_geometry(*v, caps, s);

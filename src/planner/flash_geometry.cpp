@@ -41,7 +41,7 @@ constexpr uint32_t kLongestSingleSplitKeys = 8192;
 // The plan cache keys host lengths by split_length_bucket: the rule must
 // decide the same for every length of a bucket.
 static_assert(kLongestSingleSplitKeys % kSplitLengthGranule == 0, "the bound is a whole number of granules");
-constexpr uint32_t kKeysPerSplitUnknownDevice = 512;
+constexpr uint32_t kFlashKeysPerSplitUnknownDevice = 512;
 
 }  // namespace
 
@@ -78,7 +78,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
 
   const uint64_t base = uint64_t(s.batch) * s.num_kv_heads * (gqa / g.head_group);
   const uint32_t step = g.workgroup_size / g.key_lanes * g.tile_keys;
-  g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kKeysPerSplitUnknownDevice, true});
+  g.splits = device_filling_splits(caps, s, base, {kWorkgroupsPerComputeUnit, step, kFlashKeysPerSplitUnknownDevice, true});
   if (g.splits == 1 && s.kv_len_max() > kLongestSingleSplitKeys) g.splits = std::min(2u, split_grid_cap(caps, s));
   return {g, ""};
 }

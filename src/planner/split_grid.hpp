@@ -19,6 +19,12 @@ constexpr uint32_t split_length_bucket(uint32_t kv_len) {
   return kv_len / kSplitLengthGranule + (kv_len % kSplitLengthGranule != 0);
 }
 
+// Keys one split-KV workgroup of the scalar engines walks at most: the
+// flash-decoding chunk measured on the H200 (see text_geometry), so long
+// contexts fill the device. The BDPA planner splits by the same chunk.
+constexpr uint32_t kSplitChunkKeys = 128;
+static_assert(kSplitChunkKeys % kSplitLengthGranule == 0, "split counts must be constant per split_length_bucket");
+
 // The most splits per sequence the dispatch grid holds (its z is batch x
 // splits), at least one.
 uint32_t split_grid_cap(const DeviceCaps& caps, const TextShape& s);

@@ -26,7 +26,7 @@ namespace {
 // against 2 splits 0.0219.
 uint32_t max_warps_per_compute_unit(uint32_t warp_dim) { return warp_dim <= 64 ? 16 : 8; }
 constexpr uint32_t kMinTilesPerWarp = 1;  // per tile walker (one warp, or the two that share tiles)
-constexpr uint32_t kKeysPerSplitUnknownDevice = 1024;
+constexpr uint32_t kStreamKeysPerSplitUnknownDevice = 1024;
 // The most splits a second workgroup per compute unit may bring on any walk,
 // and the tiles each walker must walk for it to bring more (below).
 constexpr uint32_t kMostSplitsForASecondWorkgroup = 16;
@@ -99,7 +99,7 @@ GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, c
   auto splits_at = [&](uint32_t workgroups_per_compute_unit) {
     return device_filling_splits(caps, s, per_split,
                                  {workgroups_per_compute_unit, warps / dim_split * kMinTilesPerWarp * STREAM_KEYS,
-                                  kKeysPerSplitUnknownDevice, true});
+                                  kStreamKeysPerSplitUnknownDevice, true});
   };
   // A second workgroup per compute unit doubles the splits. It pays up to
   // kMostSplitsForASecondWorkgroup splits (H100, 2026-12-05, D64 8-warp

@@ -33,9 +33,6 @@ uint32_t online_shared_bytes(const TextVariant& v, const TextGeometry& g, uint32
   return TEXT_ONLINE_SHARED_BYTES(nsg, g.head_group, d, g.tile_keys, g.workgroup_size, lane_tree);
 }
 
-// Keys one split-KV workgroup walks at most (see text_geometry).
-constexpr uint32_t kSplitChunkKeys = 128;
-static_assert(kSplitChunkKeys % kSplitLengthGranule == 0, "split counts must be constant per split_length_bucket");
 // PlanOptions::rows: the most query rows a tuning value may give a workgroup
 // (the largest row count of the scalar variants' tables, twice over).
 constexpr uint32_t kMaxTunedRows = 64;
@@ -121,7 +118,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
 namespace {
 
 // Ordered selection rules: the first eligible family that a rule accepts wins.
-struct Rule {
+struct TextRule {
   const char* family;
   const char* reason;
   bool (*applies)(const DeviceCaps&, const TextShape&, const TextGeometry&);
@@ -149,7 +146,7 @@ bool shared_kv_heads(const DeviceCaps&, const TextShape& s, const TextGeometry&)
   return s.kv != DType::bf16 || uint64_t(s.batch) * s.num_kv_heads >= kBf16StreamMinKvRows;
 }
 
-constexpr Rule kRules[] = {
+constexpr TextRule kTextRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
     {"decode_stream_coopmat",
@@ -310,7 +307,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
-  for (const auto& rule : kRules) {
+  for (const auto& rule : kTextRules) {
     const TextVariant* v = variant_of(rule.family, s);
     if (!v || v->phase != s.phase() || precision_bars(*v)) continue;
     auto g = text_geometry(*v, caps, s);

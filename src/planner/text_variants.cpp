@@ -7,7 +7,7 @@ namespace {
 // The families. Thresholds follow doppler's intent (tiled large for head dim
 // <= 64, tiled small up to 256), with shared memory checked per device in
 // text_geometry rather than as fixed minimums.
-struct Family {
+struct TextFamily {
   const char* name;
   Phase phase;
   Kind kind;
@@ -23,7 +23,7 @@ struct Family {
   uint32_t workgroup_size;
 };
 
-constexpr Family kFamilies[] = {
+constexpr TextFamily kTextFamilies[] = {
     // For registers_online, rows caps the query heads per workgroup and tk is
     // the keys each subgroup loads per step; for registers_flash, tk is the
     // keys each lane group loads per step. For flash_fragments, rows and tk
@@ -49,10 +49,10 @@ constexpr Family kFamilies[] = {
     {"decode_streaming",       Phase::decode,  Kind::streaming, Engine::shared_tiles,     false, false, false, 8,   512, 16,  32, 1,    64},
 };
 
-struct DtypeCombo {
+struct TextDtypeCombo {
   DType q, kv;
 };
-constexpr DtypeCombo kCombos[] = {
+constexpr TextDtypeCombo kTextCombos[] = {
     {DType::f32, DType::f32}, {DType::f32, DType::f16},   {DType::f16, DType::f16},
     {DType::f32, DType::bf16}, {DType::bf16, DType::bf16},
     // Quantized KV (dequantized in the kernel), with f32 or f16 Q.
@@ -64,26 +64,26 @@ constexpr DtypeCombo kCombos[] = {
 // f16 times a power of two, which is exact (f16_stage_shift in
 // text_common.glsl). Quantized K/V stay on the scalar rows (their fragment
 // loads would have to dequantize; the scalar rows do).
-bool on_fragments(const Family& f) {
+bool on_fragments(const TextFamily& f) {
   return f.engine == Engine::flash_fragments || f.engine == Engine::streamed_fragments;
 }
 // The flash engine rounds f32 Q to f16 once (reduced precision); the stream
 // engine keeps it as two f16 parts (text_decode_stream.comp, Q_PARTS).
-bool rounds_q(const Family& f, const DtypeCombo& c) {
+bool rounds_q(const TextFamily& f, const TextDtypeCombo& c) {
   return f.engine == Engine::flash_fragments && c.q == DType::f32;
 }
-bool takes(const Family& f, const DtypeCombo& c) {
+bool takes(const TextFamily& f, const TextDtypeCombo& c) {
   if (!on_fragments(f)) return true;
   if (c.kv == DType::f16) return c.q == DType::f16 || c.q == DType::f32;
   return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
 }
 
 // The kernels that include text_split_combine.glsl.
-bool last_split_combines(const Family& f) {
+bool last_split_combines(const TextFamily& f) {
   return f.engine == Engine::streamed_fragments || f.engine == Engine::registers_flash;
 }
 
-std::string module_of(const Family& f) {
+std::string module_of(const TextFamily& f) {
   if (f.engine == Engine::flash_fragments) return f.coopmat ? "flash_coopmat" : "flash_coopmat_emulated";
   if (f.engine == Engine::streamed_fragments) return f.coopmat ? "text_decode_stream" : "text_decode_stream_emulated";
   if (f.engine == Engine::registers_flash) return "text_decode_flash";
@@ -103,8 +103,8 @@ std::string dtype_suffix(DType q, DType kv) {
 const std::vector<TextVariant>& text_variants() {
   static const std::vector<TextVariant> table = [] {
     std::vector<TextVariant> t;
-    for (const auto& f : kFamilies)
-      for (const auto& c : kCombos)
+    for (const auto& f : kTextFamilies)
+      for (const auto& c : kTextCombos)
         if (takes(f, c))
           t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
                        c.kv, f.subgroup, f.shuffle, f.coopmat, rounds_q(f, c),

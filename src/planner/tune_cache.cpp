@@ -22,7 +22,7 @@ std::string entry_key(const std::string& device, std::string_view family, const 
   return fmt::format("{}|{}|{}", device, family, bucket);
 }
 
-std::mutex g_mutex;  // guards loading; lookups read a table that is never changed once published
+std::mutex g_cache_mutex;  // guards loading; lookups read a table that is never changed once published
 std::shared_ptr<const TuneTable> g_table;
 
 }  // namespace
@@ -113,7 +113,7 @@ std::string tune_cache_path() {
 }
 
 std::shared_ptr<const TuneTable> process_tune_table() {
-  std::lock_guard lock(g_mutex);
+  std::lock_guard lock(g_cache_mutex);
   if (!g_table) {
     const std::string path = tune_cache_path();
     try {
@@ -129,7 +129,7 @@ std::shared_ptr<const TuneTable> process_tune_table() {
 
 void reload_tune_table() {
   {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_cache_mutex);
     g_table.reset();
   }
   invalidate_plans();

@@ -84,7 +84,7 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
 namespace {
 
 // Ordered selection rules: the first eligible family that a rule accepts wins.
-struct Rule {
+struct VisionRule {
   const char* family;
   const char* reason;
   bool (*applies)(const VisionShape&, const VisionGeometry&);
@@ -98,7 +98,7 @@ bool eight_queries(const VisionShape& s, const VisionGeometry&) { return s.patch
 bool eight_queries_16_keys(const VisionShape& s, const VisionGeometry& g) { return s.patches >= 8 && g.tile >= 16; }
 bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patches >= 4; }
 
-constexpr Rule kRules[] = {
+constexpr VisionRule kVisionRules[] = {
     {"vision_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always, ""},
     {"vision_flash_sg_f16s_q16_t64", "subgroup reductions and unshrunk 64-key f16 tiles for >= 1024 patches",
@@ -163,7 +163,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     reject_override(rejected, v != nullptr, options, plan.warnings);
   }
 
-  for (const auto& rule : kRules) {
+  for (const auto& rule : kVisionRules) {
     const VisionVariant* v = variant_of(rule.family, s.dtype);
     if (!v) continue;
     auto g = vision_geometry(*v, caps, s);

@@ -7,7 +7,7 @@ namespace {
 // rullama's vision kernels, generalized: head dims to 256 (rullama stops at 64),
 // any subgroup size (rullama's subgroup kernels assume 64 lanes), tiles sized
 // from the device's shared memory instead of a fixed 16 KiB budget.
-struct Family {
+struct VisionFamily {
   const char* name;
   VisionKind kind;
   uint32_t queries, max_tile, min_tile;
@@ -16,7 +16,7 @@ struct Family {
   bool cooperative_matrix = false;
 };
 
-constexpr Family kFamilies[] = {
+constexpr VisionFamily kVisionFamilies[] = {
     // name                       kind                 q   tile min  sg     f16s   hpd    maxD wg
     {"vision_reference",          VisionKind::reference, 1,  1,  1,  false, false, false, 256, 64},
     {"vision_flash_q1",           VisionKind::flash,     1,  32, 8,  false, false, false, 256, 64},
@@ -39,23 +39,23 @@ constexpr Family kFamilies[] = {
     {"vision_flash_emulated",     VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, false},
 };
 
-std::string module_of(const Family& f) {
+std::string vision_module_of(const VisionFamily& f) {
   if (f.kind == VisionKind::fragments) return f.cooperative_matrix ? "flash_coopmat" : "flash_coopmat_emulated";
   return f.subgroup ? "vision_attention_subgroup" : "vision_attention";
 }
 
-constexpr DType kDtypes[] = {DType::f32, DType::f16};
+constexpr DType kVisionDtypes[] = {DType::f32, DType::f16};
 
 }  // namespace
 
 const std::vector<VisionVariant>& vision_variants() {
   static const std::vector<VisionVariant> table = [] {
     std::vector<VisionVariant> t;
-    for (const auto& f : kFamilies)
-      for (DType d : kDtypes)
+    for (const auto& f : kVisionFamilies)
+      for (DType d : kVisionDtypes)
         t.push_back({std::string(f.name) + "_" + std::string(to_string(d)), f.name, f.kind, d, f.queries,
                      f.max_tile, f.min_tile, f.subgroup, f.f16_shared, f.cooperative_matrix, f.head_major,
-                     f.max_head_dim, f.workgroup_size, module_of(f)});
+                     f.max_head_dim, f.workgroup_size, vision_module_of(f)});
     return t;
   }();
   return table;

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <string>
 
+#include "reference/argument_checks.hpp"
 #include "reference/parallel.hpp"
 #include "reference/row_softmax.hpp"
 #include "vkattn/error.hpp"
@@ -14,13 +15,6 @@
 namespace vkattn::reference {
 
 namespace {
-
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::invalid_argument, message); }
-
-void require_size(std::span<const float> span, uint64_t expected, const char* name, const std::string& shape) {
-  if (span.size() != expected)
-    invalid(fmt::format("{}: expected {} elements ({}), got {}", name, expected, shape, span.size()));
-}
 
 double softplus(double x) { return x > 30.0 ? x : std::log1p(std::exp(x)); }
 

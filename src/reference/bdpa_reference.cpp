@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference/argument_checks.hpp"
 #include "reference/parallel.hpp"
 #include "reference/row_softmax.hpp"
 #include "reference/text_reference.hpp"
@@ -14,9 +15,7 @@ namespace vkattn::reference {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& msg) { throw Error(ErrorKind::invalid_argument, msg); }
-
-void require_size(const char* name, size_t got, uint64_t want) {
+void require_count(const char* name, size_t got, uint64_t want) {
   if (got != want) invalid(fmt::format("{}: expected {} values, got {}", name, want, got));
 }
 
@@ -39,16 +38,16 @@ void rope_row(std::span<double> row, uint32_t rotary_dim, RopePairing pairing, u
 std::vector<double> bdpa_attention(const BdpaParams& p, std::span<const float> q, const BdpaCache& cache,
                                    std::span<const float> rope_cos, std::span<const float> rope_sin) {
   const uint64_t S = p.seq_len, H = p.num_heads, Hkv = p.num_kv_heads, D = p.head_dim;
-  require_size("q", q.size(), p.batch * S * H * D);
-  require_size("basis_k", cache.basis_k.size(), uint64_t(p.num_basis) * Hkv * D);
-  require_size("basis_v", cache.basis_v.size(), uint64_t(p.num_basis) * Hkv * D);
-  require_size("residual_k", cache.residual_k.size(), uint64_t(p.num_residual) * Hkv * D);
-  require_size("residual_v", cache.residual_v.size(), uint64_t(p.num_residual) * Hkv * D);
-  require_size("residual_k_scale", cache.scale_k.size(), uint64_t(p.num_residual) * Hkv);
-  require_size("residual_v_scale", cache.scale_v.size(), uint64_t(p.num_residual) * Hkv);
+  require_count("q", q.size(), p.batch * S * H * D);
+  require_count("basis_k", cache.basis_k.size(), uint64_t(p.num_basis) * Hkv * D);
+  require_count("basis_v", cache.basis_v.size(), uint64_t(p.num_basis) * Hkv * D);
+  require_count("residual_k", cache.residual_k.size(), uint64_t(p.num_residual) * Hkv * D);
+  require_count("residual_v", cache.residual_v.size(), uint64_t(p.num_residual) * Hkv * D);
+  require_count("residual_k_scale", cache.scale_k.size(), uint64_t(p.num_residual) * Hkv);
+  require_count("residual_v_scale", cache.scale_v.size(), uint64_t(p.num_residual) * Hkv);
   if (p.rotary_dim > 0) {
-    require_size("rope_cos", rope_cos.size(), uint64_t(p.rope_positions) * p.rotary_dim / 2);
-    require_size("rope_sin", rope_sin.size(), uint64_t(p.rope_positions) * p.rotary_dim / 2);
+    require_count("rope_cos", rope_cos.size(), uint64_t(p.rope_positions) * p.rotary_dim / 2);
+    require_count("rope_sin", rope_sin.size(), uint64_t(p.rope_positions) * p.rotary_dim / 2);
   }
   check_bdpa_index(p, cache.index);
   const uint64_t group = H / Hkv;
@@ -98,7 +97,7 @@ std::vector<double> bdpa_unquantized(const BdpaParams& p, std::span<const float>
                                      std::span<const float> v, std::span<const float> rope_cos,
                                      std::span<const float> rope_sin) {
   const uint64_t rows = uint64_t(p.batch) * p.kv_capacity * p.num_kv_heads, D = p.head_dim;
-  require_size("k", k.size(), rows * D);
+  require_count("k", k.size(), rows * D);
   std::vector<float> rotated(k.begin(), k.end());
   if (p.rotary_dim > 0) {
     const uint64_t need = uint64_t(p.kv_capacity) * p.rotary_dim / 2;  // one table row per position

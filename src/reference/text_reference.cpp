@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "reference/argument_checks.hpp"
 #include "reference/parallel.hpp"
 #include "reference/row_softmax.hpp"
 #include "shaders/text_kv_tier.h"
@@ -16,8 +17,6 @@ namespace vkattn::reference {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::invalid_argument, message); }
-
 void require_positive(uint32_t value, const char* name) {
   if (value == 0) invalid(fmt::format("{}: expected > 0, got 0", name));
 }
@@ -25,12 +24,6 @@ void require_positive(uint32_t value, const char* name) {
 void require_per_sequence(const std::vector<uint32_t>& values, uint32_t batch, const char* name) {
   if (values.size() != 1 && values.size() != batch)
     invalid(fmt::format("{}: expected 1 or batch = {} values, got {}", name, batch, values.size()));
-}
-
-template <typename T>
-void require_size(std::span<const T> span, uint64_t expected, const char* name, const std::string& shape) {
-  if (span.size() != expected)
-    invalid(fmt::format("{}: expected {} elements ({}), got {}", name, expected, shape, span.size()));
 }
 
 void validate(const TextAttentionParams& p, std::span<const float> q, std::span<const float> k,

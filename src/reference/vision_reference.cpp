@@ -6,22 +6,12 @@
 #include <cmath>
 #include <string>
 
+#include "reference/argument_checks.hpp"
 #include "reference/parallel.hpp"
 #include "reference/row_softmax.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::reference {
-
-namespace {
-
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::invalid_argument, message); }
-
-void require_size(std::span<const float> span, uint64_t expected, const char* name, const std::string& shape) {
-  if (span.size() != expected)
-    invalid(fmt::format("{}: expected {} elements ({}), got {}", name, expected, shape, span.size()));
-}
-
-}  // namespace
 
 std::vector<double> pos_embed_add(std::span<const float> hidden, std::span<const float> table, uint32_t patches,
                                   uint32_t hidden_size, uint32_t pos_size, uint32_t patches_x) {
