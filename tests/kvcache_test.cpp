@@ -56,9 +56,10 @@ TEST_F(KvCacheCases, EveryDeviceCaseIsRegistered) {
   EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
 }
 
-// On the H200 an f16 prefill goes to tensor cores; over a quantized cache the
-// planner takes the scalar prefill rows and says why. Decode keeps decode_flash.
-TEST(KvQuantPlanner, QuantizedKvRunsOnTheScalarRows) {
+// On the H200 prefill over a quantized cache runs on the tensor-core flash
+// rows, as over f16 (f32 Q only where reduced precision is allowed, as for f16
+// K/V); decode keeps decode_flash and says why.
+TEST(KvQuantPlanner, QuantizedPrefillRunsOnTensorCoresDecodeOnDecodeFlash) {
   const DeviceCaps h200 = load_caps_file(testing::caps_path("nvidia-h200.json"));
   planner::TextShape s;
   s.seq_len = 512;
@@ -70,16 +71,23 @@ TEST(KvQuantPlanner, QuantizedKvRunsOnTheScalarRows) {
   s.kv = DType::f16;
   EXPECT_EQ(planner::plan_text(h200, s, {}).variant->family, "prefill_flash_coopmat");
   for (DType kv : {DType::i8, DType::i4}) {
+    const std::string suffix = "_" + std::string(to_string(kv)) + "kv";
     s.seq_len = 512;
     s.kv = kv;
-    const planner::TextPlan p = planner::plan_text(h200, s, {});
-    EXPECT_EQ(p.variant->engine, planner::Engine::shared_tiles) << p.variant->name;
-    EXPECT_EQ(p.variant->name, p.variant->family + "_f16_" + std::string(to_string(kv)) + "kv");
-    EXPECT_NE(p.reason.find("the tensor-core prefill takes f16 K/V only"), std::string::npos) << p.reason;
+    s.q = DType::f16;
+    EXPECT_EQ(planner::plan_text(h200, s, {}).variant->name, "prefill_flash_coopmat_f16" + suffix);
+    s.q = DType::f32;
+    EXPECT_EQ(planner::plan_text(h200, s, {}).variant->engine, planner::Engine::shared_tiles);
+    PlanOptions reduced;
+    reduced.allow_reduced_precision = true;
+    EXPECT_EQ(planner::plan_text(h200, s, reduced).variant->name, "prefill_flash_coopmat" + suffix);
+    s.q = DType::f16;
     s.seq_len = 1;
     const planner::TextPlan d = planner::plan_text(h200, s, {});
-    EXPECT_EQ(d.variant->family, "decode_flash");
-    EXPECT_NE(d.reason.find("the tensor-core decode takes f16 K/V only"), std::string::npos) << d.reason;
+    EXPECT_EQ(d.variant->name, "decode_flash_f16" + suffix);
+    EXPECT_NE(d.reason.find("the tensor-core decode takes f16/bf16 K/V only"), std::string::npos) << d.reason;
+    EXPECT_EQ(planner::find_text_variant("decode_flash_coopmat_f16" + suffix), nullptr);
+    EXPECT_EQ(planner::find_text_variant("decode_stream_coopmat_f16" + suffix), nullptr);
   }
 }
 

@@ -89,10 +89,9 @@ QuantizedCache load_packed_cache(Context& ctx, const io::NpyArray& k, const io::
   return c;
 }
 
-bool check_quantized(const TextAttentionParams& p, DType q_dtype, const std::vector<float>& q,
+bool check_quantized(const TextAttentionParams& p, const reference::Tolerance& tol, const std::vector<float>& q,
                      const std::vector<float>& k, const std::vector<float>& v, const QuantizedCache& cache,
                      DType dtype, const std::vector<float>& got, const std::vector<uint32_t>& table) {
-  const reference::Tolerance tol = reference::tolerance_for(q_dtype, q_dtype, q_dtype);
   const auto exact = reference::compare(got, reference::text_attention(p, q, cache.k_values, cache.v_values, table), tol);
   fmt::print("max relative error vs float64 oracle over the dequantized cache: {:.3e} (tolerance {:.1e}) {}\n",
              exact.rel_err, tol.abs_rel, exact.passed ? "PASS" : "FAIL");

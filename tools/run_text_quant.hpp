@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/npy.hpp"
+#include "reference/tolerance.hpp"
 #include "vkattn/context.hpp"
 #include "vkattn/text.hpp"
 
@@ -29,8 +30,8 @@ QuantizedCache load_packed_cache(Context& ctx, const io::NpyArray& k, const io::
                                  uint32_t group);
 
 // Prints both checks (oracle over the dequantized values; original data within
-// the quantization bound) and returns whether both passed.
-bool check_quantized(const TextAttentionParams& p, DType q_dtype, const std::vector<float>& q,
+// the quantization bound), each at tolerance `tol`, and returns whether both passed.
+bool check_quantized(const TextAttentionParams& p, const reference::Tolerance& tol, const std::vector<float>& q,
                      const std::vector<float>& k, const std::vector<float>& v, const QuantizedCache& cache,
                      DType dtype, const std::vector<float>& got, const std::vector<uint32_t>& table);
 

@@ -285,9 +285,13 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
     const std::vector<float> got = host::from_storage(c.q, out_bytes, q.values.size());
     const std::vector<uint32_t> table = paged ? pages->host_table() : std::vector<uint32_t>{};
 
-    // Check 1: the oracle over exactly the values the kernel reads (dequantized
-    // values are exact in f32, so the tolerance is that of the Q/output dtype).
-    r.tol = reference::tolerance_for(c.q, quantized(c.cache) ? c.q : c.cache, c.q);
+    // Check 1: the oracle over exactly the values the kernel reads. Dequantized
+    // values are exact in f32, so the tolerance is that of the Q/output dtype,
+    // except on the tensor-core engines, which stage them as f16.
+    const planner::TextVariant* used = planner::find_text_variant(info.variant);
+    const bool staged_f16 = used && planner::stages_kv_as_f16(*used);
+    const DType read_as = quantized(c.cache) ? (staged_f16 ? DType::f16 : c.q) : c.cache;
+    r.tol = reference::tolerance_for(c.q, read_as, c.q);
     r.cmp = reference::compare(got, reference::text_attention(p, q.values, ck.values, cv.values, table, hk.values, hv.values),
                                r.tol);
     r.passed = r.cmp.passed;
@@ -391,11 +395,34 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       c.max_pages = 3;
       add(c);
     }
-  // Every decode engine and the scalar prefill rows on quantized caches.
+  // Every row over quantized caches, forced. The tensor-core prefill rows
+  // (and their emulated build) also over a ring of D256 rows and a tiered
+  // cache whose f16 hot rows share tiles with the cold codes, with f16 Q.
   for (const auto& v : planner::text_variants()) {
     if (!quantized(v.kv) || v.q != DType::f32) continue;
     if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic) continue;
     if (v.needs_subgroup_shuffle && !caps.subgroup_shuffle) continue;
+    if (v.needs_cooperative_matrix && !caps.cooperative_matrix_nv) continue;
+    if (v.engine == planner::Engine::flash_fragments) {
+      KvCacheCase c;
+      c.cache = v.kv;
+      c.q = DType::f16;
+      c.variant = planner::find_text_variant(v.family + "_" + planner::dtype_suffix(c.q, v.kv))->name;
+      c.seq_len = 7;
+      c.num_heads = 4;
+      c.num_kv_heads = 2;
+      c.layout = KvLayout::ring;
+      c.capacity = 32;
+      c.head_dim = 256;
+      add(c);
+      c.layout = KvLayout::tiered;
+      c.cold_layout = KvLayout::contiguous;
+      c.capacity = 48;
+      c.hot_window = 16;
+      c.head_dim = 64;
+      c.quant_group = KV_QUANT_GROUP;
+      add(c);
+    }
     KvCacheCase c;
     c.cache = v.kv;
     c.variant = v.name;

@@ -316,11 +316,10 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.geometry = *g.geometry;
     plan.reason = rule_reason(rule.reason, !forced.empty());
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
-    // Prefill on any device, decode where tensor-core rows exist: say why they were not taken.
-    if ((s.kv == DType::i8 || s.kv == DType::i4) && (s.phase() == Phase::prefill || caps.cooperative_matrix_nv))
-      plan.reason += fmt::format("; quantized KV: the tensor-core {} takes f16 K/V only, scalar rows dequantize in "
-                                 "the kernel",
-                                 to_string(s.phase()));
+    // Where tensor-core decode rows exist: say why they were not taken (text_variants.cpp, takes).
+    if ((s.kv == DType::i8 || s.kv == DType::i4) && s.phase() == Phase::decode && caps.cooperative_matrix_nv)
+      plan.reason += "; quantized KV: the tensor-core decode takes f16/bf16 K/V only (staging codes as f16 "
+                     "measured slower than dequantizing them in registers)";
     log_selection_once("text", v->name, plan.reason);
     return plan;
   }

@@ -53,6 +53,13 @@ struct TextVariant {
   std::string module_by_address() const { return module + "_kv_address"; }
 };
 
+// Whether a variant's K/V values reach its products as f16: the fragment
+// engines stage every K/V dtype so (bf16 exactly, at a power of two;
+// dequantized codes rounded), the scalar engines read them at f32.
+inline bool stages_kv_as_f16(const TextVariant& v) {
+  return v.engine == Engine::flash_fragments || v.engine == Engine::streamed_fragments;
+}
+
 // Every row, generated once from family x dtype combinations.
 const std::vector<TextVariant>& text_variants();
 const TextVariant* find_text_variant(const std::string& name);

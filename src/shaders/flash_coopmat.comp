@@ -43,7 +43,11 @@
 // Q per row, K per tile, both undone on the scores; V against a running
 // power that O is held at, O scaled down when a tile needs a larger one and
 // back up at the end. bf16 is exact so (its mantissa fits f16's); f32 Q is
-// rounded to f16, but not past f16's range.
+// rounded to f16, but not past f16's range. int8/int4 K/V (kv_quant.glsl)
+// take the same path: a unit of 8 codes with its scale is fetched in place of
+// an f16 word (8 or 4 bytes of codes instead of 16), decoded to code x scale
+// in f32 and staged as f16 at the tile's power, so each value is rounded to
+// f16 once.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef KV_BY_ADDRESS
@@ -61,11 +65,12 @@ layout(constant_id = TEXT_SC_Q_POS) const uint Q_POS = 16;
 layout(constant_id = TEXT_SC_HEAD_GROUP) const uint HEAD_GROUP = 4;
 layout(constant_id = TEXT_SC_TILE_KEYS) const uint TK = 32;  // a multiple of 16, at most WG
 layout(constant_id = TEXT_SC_Q_TYPE) const uint Q_TYPE = DTYPE_F16;  // f16, f32 or bf16
-layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, bf16, or f32 rounded to f16 when staged
+layout(constant_id = TEXT_SC_KV_TYPE) const uint KV_TYPE = DTYPE_F16;  // f16, bf16, int8, int4, or f32 rounded to f16 when staged
 layout(constant_id = TEXT_SC_O_TYPE) const uint O_TYPE = DTYPE_F16;
 layout(constant_id = TEXT_SC_LAYOUT) const uint LAYOUT = TEXT_LAYOUT_CONTIGUOUS;
 layout(constant_id = TEXT_SC_SPLIT) const uint SPLIT = 0;
 layout(constant_id = TEXT_SC_KV_STAGES) const uint KV_STAGES = 2;  // 1 or 2
+layout(constant_id = TEXT_SC_KV_GROUP) const uint KV_GROUP = 0;    // quantized K/V: elements per scale
 
 layout(local_size_x_id = TEXT_SC_WG_SIZE) in;
 
@@ -106,7 +111,8 @@ const bool PREFETCH = D16 <= 8;
 const bool LONGEST_FIRST = D16 <= 8;
 const float RESCALE_SLACK = 8.0;  // log2 units: weights below 256
 const bool Q_SCALED = Q_TYPE != DTYPE_F16;    // each Q row staged as f16 times 2^-s
-const bool KV_SCALED = KV_TYPE == DTYPE_BF16;  // each K tile, and V at a running power
+// Each K tile, and V at a running power.
+const bool KV_SCALED = KV_TYPE == DTYPE_BF16 || KV_TYPE == DTYPE_INT8 || KV_TYPE == DTYPE_INT4;
 
 shared uvec4 tile_pool[KV_REGION + ROWS * FLASH_SCRATCH_STRIDE];
 shared uint key_pos[KV_STAGES * TK];  // per buffer; TEXT_INVALID_POS for keys past the range or behind a bad page
@@ -118,6 +124,7 @@ shared uint tile_top_bits[FLASH_TILE_STATE_BYTES / 4];
 #include "text_key_range.glsl"
 #include "text_kv_addressing.glsl"
 #include "text_row_write.glsl"
+#include "kv_quant.glsl"
 #ifdef FLASH_EMULATED
 #include "flash_fragment_emulated.glsl"
 #else
@@ -131,8 +138,8 @@ uvec4 kv_f16_word(bool is_k, KvRow row, uint w) {
 }
 
 // The next tile, in flight in registers while the current one is used: f16
-// words, or with KV_SCALED the stored words and whether each chunk's row came
-// from the (f16) hot ring.
+// words, or with KV_SCALED the stored words (quantized: units from kvq_load8)
+// and whether each chunk's row came from the (f16) hot ring.
 uvec4 k_next[KV_CHUNKS];
 uvec4 v_next[KV_CHUNKS];
 bool hot_next[KV_CHUNKS];
@@ -149,8 +156,13 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
     const uint j = t0 + i / DP8, w = i % DP8;
     KvRow row = kv_row_none();
     if (i < TK * DP8 && w < D8 && j < j_hi && kv_row(b, kv_start + j, kvh, row)) {
-      k_next[a] = KV_SCALED ? kv_word4(true, row, w) : kv_f16_word(true, row, w);
-      v_next[a] = KV_SCALED ? kv_word4(false, row, w) : kv_f16_word(false, row, w);
+      if (kv_quantized() && !row.hot) {
+        k_next[a] = kvq_load8(true, row.k + 8u * w);
+        v_next[a] = kvq_load8(false, row.v + 8u * w);
+      } else {
+        k_next[a] = KV_SCALED ? kv_word4(true, row, w) : kv_f16_word(true, row, w);
+        v_next[a] = KV_SCALED ? kv_word4(false, row, w) : kv_f16_word(false, row, w);
+      }
     }
     hot_next[a] = row.hot;
   }
@@ -161,7 +173,7 @@ void fetch_tile(uint b, uint kvh, uint kv_start, uint t0, uint j_hi) {
 
 // KV_SCALED: chunk a of the fetched K (is_k) or V words as 8 floats.
 void fetched_floats(bool is_k, uint a, out vec4 lo, out vec4 hi) {
-  unpack_words(kv_row_type(hot_next[a]), is_k ? k_next[a] : v_next[a], lo, hi);
+  kv_unpack(kv_row_type(hot_next[a]), is_k ? k_next[a] : v_next[a], lo, hi);
 }
 
 // KV_SCALED: the fetched tile's largest |k| and |v| into the slots of its

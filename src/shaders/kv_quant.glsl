@@ -54,6 +54,13 @@ void kvq_unpack8(uvec4 raw, out vec4 lo, out vec4 hi) {
   hi = vec4(kvq_code(raw, 4u), kvq_code(raw, 5u), kvq_code(raw, 6u), kvq_code(raw, 7u)) * s;
 }
 
+// A loaded word of a row stored as `type` (kv_row_type: a tiered cache's hot
+// rows are f16), or a quantized unit from kvq_load8, as its 8 values (4 for f32).
+void kv_unpack(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
+  if (type == DTYPE_INT8 || type == DTYPE_INT4) kvq_unpack8(w, lo, hi);
+  else unpack_words(type, w, lo, hi);
+}
+
 // The 4 values at element e (a multiple of 4): one int8 word, or half an int4 word.
 vec4 kvq_load4(bool is_k, uint e) {
   const float s = kvq_scale_value(kvq_scale_bits(is_k, e));

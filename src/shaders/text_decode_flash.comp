@@ -91,12 +91,6 @@ void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
   }
 }
 
-// A loaded K/V word (or quantized unit) as values.
-void kv_unpack(uint type, uvec4 w, out vec4 lo, out vec4 hi) {
-  if (type == DTYPE_INT8 || type == DTYPE_INT4) kvq_unpack8(w, lo, hi);
-  else unpack_words(type, w, lo, hi);
-}
-
 // Sum over the KEY_LANES lanes of this lane's key group; every lane gets it.
 float key_sum(float x) {
   [[unroll]] for (uint o = KEY_LANES / 2; o > 0; o /= 2) x += subgroupShuffleXor(x, o);
