@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/dtype_code.hpp"
 #include "planner/geometry_rules.hpp"
 #include "planner/split_grid.hpp"
 #include "planner/text_planner.hpp"
@@ -13,8 +14,8 @@ namespace vkattn::planner {
 
 namespace {
 
-// Accumulator words (16 bytes each) a lane may hold across all its query
-// heads. 4 rather than 8 on the H200 (2026-12-03): MQA B4 H32/1 D64 L8192
+// Accumulator words a lane may hold across all its query heads, in K/V words
+// of 16 bytes of f16 or f32 (a word of 16 quantized codes counts as two). 4 rather than 8 on the H200 (2026-12-03): MQA B4 H32/1 D64 L8192
 // 0.051 -> 0.037 ms, H8/1 D128 B32 L32768 0.574 -> 0.446 ms, GQA 32/8 unchanged
 // (fewer registers, more workgroups per SM; K/V reread from L2 by the second
 // head group).
@@ -54,15 +55,17 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   std::string why = require_full_subgroups(caps, g.workgroup_size, g.required_subgroup_size);
   if (!why.empty()) return no(why);
 
-  // One key row is split into 16-byte words over a power-of-two group of lanes.
-  const uint32_t elems_per_word = s.kv == DType::f32 ? 4 : 8;
+  // One key row is split into words over a power-of-two group of lanes.
+  const uint32_t elems_per_word = TEXT_FLASH_ELEMS_PER_WORD(dtype_code(s.kv), s.head_dim);
   const uint32_t row_words = s.head_dim / elems_per_word;
   g.key_lanes = std::min(sg, ceil_pow2(row_words));
   const uint32_t words_per_lane = (row_words + g.key_lanes - 1) / g.key_lanes;
-  if (words_per_lane > kMaxAccWordsPerLane)
-    return no(fmt::format("needs head_dim <= {} for subgroup size {}", kMaxAccWordsPerLane * elems_per_word * sg, sg));
+  const uint32_t acc_words = words_per_lane * std::max(1u, elems_per_word / 8);
+  if (acc_words > kMaxAccWordsPerLane)
+    return no(fmt::format("needs head_dim <= {} for subgroup size {}",
+                          kMaxAccWordsPerLane / (acc_words / words_per_lane) * elems_per_word * sg, sg));
   const uint32_t gqa = s.num_heads / s.num_kv_heads;
-  g.head_group = largest_divisor_at_most(gqa, std::min(v.target_rows, kMaxAccWordsPerLane / words_per_lane));
+  g.head_group = largest_divisor_at_most(gqa, std::min(v.target_rows, kMaxAccWordsPerLane / acc_words));
   // Shrink the head group, then the workgroup, until the merge fits.
   auto merge_bytes = [&] { return uint32_t(TEXT_FLASH_SHARED_BYTES(g.workgroup_size / sg, g.head_group, s.head_dim)); };
   while (merge_bytes() > caps.max_shared_memory_bytes && g.head_group > 1)

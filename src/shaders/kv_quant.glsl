@@ -12,6 +12,12 @@
 
 layout(std430, binding = TEXT_BIND_K) readonly buffer KQuant { uint k_codes[]; };
 layout(std430, binding = TEXT_BIND_V) readonly buffer VQuant { uint v_codes[]; };
+// The same codes 8 and 16 bytes at a time (8 int8 codes, or 16 int8 or int4
+// codes, in one load).
+layout(std430, binding = TEXT_BIND_K) readonly buffer KQuant2 { uvec2 k_codes2[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VQuant2 { uvec2 v_codes2[]; };
+layout(std430, binding = TEXT_BIND_K) readonly buffer KQuant4 { uvec4 k_codes4[]; };
+layout(std430, binding = TEXT_BIND_V) readonly buffer VQuant4 { uvec4 v_codes4[]; };
 layout(std430, binding = TEXT_BIND_K_SCALE) readonly buffer KScale { uint k_scale_words[]; };
 layout(std430, binding = TEXT_BIND_V_SCALE) readonly buffer VScale { uint v_scale_words[]; };
 
@@ -35,23 +41,37 @@ uint kvq_scale_bits(bool is_k, uint e) {
 // and their scale's f16 bits in .z: loads only, so a kernel can issue all of a
 // step's loads before decoding any.
 uvec4 kvq_load8(bool is_k, uint e) {
-  const uint w = e / KVQ_LANES;
-  const uint lo = is_k ? k_codes[w] : v_codes[w];
-  const uint hi = KVQ_LANES == 4u ? (is_k ? k_codes[w + 1u] : v_codes[w + 1u]) : 0u;
-  return uvec4(lo, hi, kvq_scale_bits(is_k, e), 0u);
+  uvec2 codes;
+  if (KVQ_LANES == 4u) codes = is_k ? k_codes2[e / 8u] : v_codes2[e / 8u];  // rows start on 8-element units
+  else codes = uvec2(is_k ? k_codes[e / 8u] : v_codes[e / 8u], 0u);
+  return uvec4(codes, kvq_scale_bits(is_k, e), 0u);
 }
 
-// Code `i` (0..7) of a unit's words, sign-extended.
+// The codes of the 16 elements at element e (a multiple of 16) of K or V: 16
+// bytes of int8, or 8 bytes of int4 in .xy. Their scale is one
+// (kvq_scale_bits(is_k, e)): a scale group holds 32 elements.
+uvec4 kvq_load16(bool is_k, uint e) {
+  if (KVQ_LANES == 4u) return is_k ? k_codes4[e / 16u] : v_codes4[e / 16u];
+  return uvec4(is_k ? k_codes2[e / 16u] : v_codes2[e / 16u], 0u, 0u);
+}
+
+// Code `i` (0..15) of loaded code words, sign-extended.
 float kvq_code(uvec4 raw, uint i) {
-  if (KVQ_LANES == 4u) return float(bitfieldExtract(int(i < 4u ? raw.x : raw.y), int(8u * (i % 4u)), 8));
-  return float(bitfieldExtract(int(raw.x), int(4u * i), 4));
+  if (KVQ_LANES == 4u) return float(bitfieldExtract(int(raw[i / 4u]), int(8u * (i % 4u)), 8));
+  return float(bitfieldExtract(int(raw[i / 8u]), int(4u * (i % 8u)), 4));
+}
+
+// Codes 4p .. 4p + 3 of loaded code words times `scale`.
+vec4 kvq_part(uvec4 raw, uint p, float scale) {
+  return vec4(kvq_code(raw, 4u * p), kvq_code(raw, 4u * p + 1u), kvq_code(raw, 4u * p + 2u), kvq_code(raw, 4u * p + 3u)) *
+         scale;
 }
 
 // Decodes a unit from kvq_load8 into its 8 values.
 void kvq_unpack8(uvec4 raw, out vec4 lo, out vec4 hi) {
   const float s = kvq_scale_value(raw.z);
-  lo = vec4(kvq_code(raw, 0u), kvq_code(raw, 1u), kvq_code(raw, 2u), kvq_code(raw, 3u)) * s;
-  hi = vec4(kvq_code(raw, 4u), kvq_code(raw, 5u), kvq_code(raw, 6u), kvq_code(raw, 7u)) * s;
+  lo = kvq_part(raw, 0u, s);  // .z, the scale, is no code word
+  hi = kvq_part(raw, 1u, s);
 }
 
 // A loaded word of a row stored as `type` (kv_row_type: a tiered cache's hot

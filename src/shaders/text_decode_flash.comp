@@ -4,8 +4,9 @@
 // the query heads that share a KV head read each row once.
 //
 // Lanes: a group of KEY_LANES lanes of one subgroup owns one key at a time and
-// splits its row into 16-byte words (8 f16/bf16 or 4 f32 elements per word,
-// WORDS_PER_LANE words per lane). A workgroup holds KEY_GROUPS such groups and
+// splits its row into words of EPW elements (TEXT_FLASH_ELEMS_PER_WORD: 16
+// bytes of f16/bf16 or f32; 16 int8 or int4 codes with their scale, 16 or 8
+// bytes), WORDS_PER_LANE words per lane. A workgroup holds KEY_GROUPS such groups and
 // walks its keys in steps of KEY_GROUPS x TILE_KEYS keys:
 //   step 1: every lane loads its words of TILE_KEYS K and V rows (all loads of
 //           the step are issued before any is used);
@@ -60,7 +61,12 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) coherent buffer PartialO { vec4 pa
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) coherent buffer PartialML { vec2 partial_ml[]; };
 #include "kv_quant.glsl"
 
-const uint EPW = KV_TYPE == DTYPE_F32 ? 4 : 8;                   // elements per 16-byte word (quantized: per unit)
+const uint EPW = TEXT_FLASH_ELEMS_PER_WORD(KV_TYPE, D);             // elements per word
+const uint PARTS = EPW / 4;                                         // vec4s of a word's values
+const uint MAX_PARTS = 4;
+// Quantized words of 16 codes; in a tiered cache a hot (f16) row's word is
+// then two 16-byte words.
+const bool WIDE_CODES = EPW == 16;
 const uint ROW_WORDS = D / EPW;                                     // words per K/V row
 const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
 const uint GROUPS_PER_SG = SG / KEY_LANES;
@@ -81,13 +87,52 @@ void merge_lanes_put(uint i, vec4 v) { merge_acc[i] = v; }
 vec4 merge_lanes_get(uint i) { return merge_acc[i]; }
 #include "text_split_combine.glsl"
 
-// Elements e..e+EPW-1 of the Q row starting at element `row`, as two halves.
-void load_q(uint row, uint e, out vec4 lo, out vec4 hi) {
+// Elements e..e+EPW-1 of the Q row starting at element `row`, as PARTS vec4s.
+void load_q(uint row, uint e, out vec4 x[MAX_PARTS]) {
+  [[unroll]] for (uint p = 0; p < MAX_PARTS; ++p) x[p] = vec4(0.0);
   if (Q_TYPE == DTYPE_F32) {
-    lo = uintBitsToFloat(q_words[(row + e) / 4u]);
-    hi = EPW == 8 ? uintBitsToFloat(q_words[(row + e) / 4u + 1u]) : vec4(0.0);
+    [[unroll]] for (uint p = 0; p < PARTS; ++p) x[p] = uintBitsToFloat(q_words[(row + e) / 4u + p]);
+  } else {  // 16-bit Q comes with 16-bit or quantized K/V: whole 8-element words
+    [[unroll]] for (uint p = 0; p < PARTS; p += 2) unpack_words(Q_TYPE, q_words[(row + e) / 8u + p / 2u], x[p], x[p + 1u]);
+  }
+}
+
+// Word c of a K (is_k) or V row, loads only: an f16/bf16/f32 word, or a unit
+// of 8 codes with its scale in .z (kvq_load8), or 16 codes (kvq_load16) whose
+// scale comes as `scale`; a tiered cache's hot rows are f16, and with
+// WIDE_CODES their word is `word` and `hot_hi`.
+struct KvWord {
+  uvec4 word;
+  uvec4 hot_hi;
+  uint scale;
+};
+
+KvWord load_word(bool is_k, KvRow row, uint c) {
+  KvWord w = KvWord(uvec4(0u), uvec4(0u), 0u);
+  if (!kv_quantized() || row.hot) {
+    w.word = kv_word4(is_k, row, WIDE_CODES ? 2u * c : c);
+    if (WIDE_CODES) w.hot_hi = kv_word4(is_k, row, 2u * c + 1u);
+  } else if (WIDE_CODES) {
+    const uint e = (is_k ? row.k : row.v) + c * EPW;
+    w.word = kvq_load16(is_k, e);
+    w.scale = kvq_scale_bits(is_k, e);
   } else {
-    unpack_words(Q_TYPE, q_words[(row + e) / 8u], lo, hi);
+    w.word = kvq_load8(is_k, (is_k ? row.k : row.v) + c * EPW);
+  }
+  return w;
+}
+
+// A loaded word's values, PARTS vec4s.
+void word_values(bool hot, KvWord w, out vec4 x[MAX_PARTS]) {
+  [[unroll]] for (uint p = 0; p < MAX_PARTS; ++p) x[p] = vec4(0.0);
+  if (WIDE_CODES && !hot) {
+    const float scale = kvq_scale_value(w.scale);
+    [[unroll]] for (uint p = 0; p < PARTS; ++p) x[p] = kvq_part(w.word, p, scale);
+  } else if (WIDE_CODES) {
+    unpack_words(DTYPE_F16, w.word, x[0], x[1]);
+    unpack_words(DTYPE_F16, w.hot_hi, x[2], x[3]);
+  } else {
+    kv_unpack(kv_row_type(hot), w.word, x[0], x[1]);
   }
 }
 
@@ -124,33 +169,30 @@ void main() {
   const uint lo = range.x, hi = range.y;
 
   // Q words of every head, pre-scaled.
-  vec4 qa[HEAD_GROUP][WORDS_PER_LANE], qb[HEAD_GROUP][WORDS_PER_LANE];
+  vec4 q[HEAD_GROUP][WORDS_PER_LANE][MAX_PARTS];
   [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
     const uint row = q_row_elem(b, qi, head0 + g);
     [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
       const uint c = key_lane + w * KEY_LANES;
-      vec4 x = vec4(0.0), y = vec4(0.0);
-      if (c < ROW_WORDS) load_q(row, c * EPW, x, y);
-      qa[g][w] = x * pc.scale;
-      qb[g][w] = y * pc.scale;
+      vec4 x[MAX_PARTS] = vec4[](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+      if (c < ROW_WORDS) load_q(row, c * EPW, x);
+      [[unroll]] for (uint p = 0; p < PARTS; ++p) q[g][w][p] = x[p] * pc.scale;
     }
   }
 
   float m[HEAD_GROUP], l[HEAD_GROUP];
-  vec4 acca[HEAD_GROUP][WORDS_PER_LANE], accb[HEAD_GROUP][WORDS_PER_LANE];
+  vec4 acc[HEAD_GROUP][WORDS_PER_LANE][MAX_PARTS];
   [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
     m[g] = NEG_INF;
     l[g] = 0.0;
-    [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
-      acca[g][w] = vec4(0.0);
-      accb[g][w] = vec4(0.0);
-    }
+    [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
+      [[unroll]] for (uint p = 0; p < PARTS; ++p) acc[g][w][p] = vec4(0.0);
   }
 
   // Step starts advance while keys remain (j0 + a whole step could pass 2^32).
   for (uint j0 = lo; j0 < hi; j0 += min(KEY_GROUPS * TILE_KEYS, hi - j0)) {
     // Step 1: every load of the step in flight together.
-    uvec4 kw[TILE_KEYS][WORDS_PER_LANE], vw[TILE_KEYS][WORDS_PER_LANE];
+    KvWord kw[TILE_KEYS][WORDS_PER_LANE], vw[TILE_KEYS][WORDS_PER_LANE];
     bool ok[TILE_KEYS], hot[TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       const uint j = group + u * KEY_GROUPS;  // key offset inside the step
@@ -160,25 +202,20 @@ void main() {
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
         const uint c = key_lane + w * KEY_LANES;
         const bool in_row = ok[u] && c < ROW_WORDS;
-        // The hot ring's f16 rows have as many words as the (16-bit) cold rows;
-        // quantized cold rows: a unit of 8 codes and its scale (4 or 8 bytes
-        // per lane instead of 16).
-        const bool codes = kv_quantized() && !row.hot;
-        kw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(true, row.k + c * EPW) : kv_word4(true, row, c);
-        vw[u][w] = !in_row ? uvec4(0u) : codes ? kvq_load8(false, row.v + c * EPW) : kv_word4(false, row, c);
+        const KvWord none = KvWord(uvec4(0u), uvec4(0u), 0u);
+        kw[u][w] = in_row ? load_word(true, row, c) : none;
+        vw[u][w] = in_row ? load_word(false, row, c) : none;
       }
     }
     // Step 2: scores of every head for the step's keys.
     float s[HEAD_GROUP][TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
-      vec4 klo[WORDS_PER_LANE], khi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), kw[u][w], klo[w], khi[w]);
+      vec4 k[WORDS_PER_LANE][MAX_PARTS];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) word_values(hot[u], kw[u][w], k[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         float d = 0.0;
-        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
-          d += dot(qa[g][w], klo[w]);
-          if (EPW == 8) d += dot(qb[g][w], khi[w]);
-        }
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
+          [[unroll]] for (uint p = 0; p < PARTS; ++p) d += dot(q[g][w][p], k[w][p]);
         s[g][u] = d;
       }
     }
@@ -195,22 +232,18 @@ void main() {
       if (m_new == NEG_INF) continue;  // no visible key yet (uniform in the key group); NaN scores flow on
       const float alpha = exp(m[g] - m_new);
       l[g] *= alpha;
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
-        acca[g][w] *= alpha;
-        accb[g][w] *= alpha;
-      }
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
+        [[unroll]] for (uint p = 0; p < PARTS; ++p) acc[g][w][p] *= alpha;
       m[g] = m_new;
     }
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
-      vec4 vlo[WORDS_PER_LANE], vhi[WORDS_PER_LANE];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) kv_unpack(kv_row_type(hot[u]), vw[u][w], vlo[w], vhi[w]);
+      vec4 v[WORDS_PER_LANE][MAX_PARTS];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) word_values(hot[u], vw[u][w], v[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
-        const float p = text_softmax_weight(s[g][u], m[g]);
-        l[g] += p;
-        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
-          acca[g][w] += p * vlo[w];
-          if (EPW == 8) accb[g][w] += p * vhi[w];
-        }
+        const float weight = text_softmax_weight(s[g][u], m[g]);
+        l[g] += weight;
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
+          [[unroll]] for (uint p = 0; p < PARTS; ++p) acc[g][w][p] += weight * v[w][p];
       }
     }
   }
@@ -226,10 +259,9 @@ void main() {
       const float wb = text_partial_empty(mo, lo_) ? 0.0 : exp(mo - mm);
       l[g] = l[g] * wa + lo_ * wb;
       m[g] = mm;
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
-        acca[g][w] = acca[g][w] * wa + subgroupShuffleXor(acca[g][w], o) * wb;
-        accb[g][w] = accb[g][w] * wa + subgroupShuffleXor(accb[g][w], o) * wb;
-      }
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
+        [[unroll]] for (uint p = 0; p < PARTS; ++p)
+          acc[g][w][p] = acc[g][w][p] * wa + subgroupShuffleXor(acc[g][w][p], o) * wb;
     }
   }
   // Then the subgroups, through shared memory.
@@ -239,9 +271,8 @@ void main() {
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
         const uint c = key_lane + w * KEY_LANES;
         if (c >= ROW_WORDS) continue;
-        const uint at = (sg * HEAD_GROUP + g) * D4 + c * (EPW / 4u);
-        merge_acc[at] = acca[g][w];
-        if (EPW == 8) merge_acc[at + 1u] = accb[g][w];
+        const uint at = (sg * HEAD_GROUP + g) * D4 + c * PARTS;
+        [[unroll]] for (uint p = 0; p < PARTS; ++p) merge_acc[at + p] = acc[g][w][p];
       }
     }
   }
