@@ -13,7 +13,7 @@ set(VKATTN_FUZZ_SANITIZERS -fsanitize=address,undefined -fno-sanitize-recover=un
 file(GLOB VKATTN_FUZZ_PLANNER CONFIGURE_DEPENDS src/planner/*.cpp)
 add_library(vkattn_fuzz_core STATIC
   src/types.cpp src/log.cpp src/util/checked_size.cpp src/io/npy.cpp src/io/regular_file.cpp src/reference/rounding.cpp
-  src/vk/caps_json.cpp src/ops/text/text_validate.cpp src/ops/vision/vision_validate.cpp
+  src/vk/caps_json.cpp src/ops/dtype_code.cpp src/ops/text/text_validate.cpp src/ops/vision/vision_validate.cpp
   src/ops/audio/audio_validate.cpp ${VKATTN_FUZZ_PLANNER})
 target_include_directories(vkattn_fuzz_core PUBLIC include src)
 target_link_libraries(vkattn_fuzz_core PUBLIC Vulkan::Headers fmt::fmt-header-only nlohmann_json::nlohmann_json)
