@@ -181,11 +181,11 @@ TEST_F(BenchCli, CommandLineShape) {
 }
 
 TEST_F(BenchCli, PlannerOverridesReachThePlanner) {
-  const std::string shape = "bench --heads 32 --kv-heads 8 --head-dim 128 --kv-len 1024 --q-dtype f32 --kv-dtype f16";
-  const Result split = run(shape + " --runs 2 --json --splits 3");
+  const std::string shape = "--heads 32 --kv-heads 8 --head-dim 128 --kv-len 1024 --q-dtype f32 --kv-dtype f16";
+  const Result split = bench(shape + " --runs 2 --json --splits 3");
   ASSERT_EQ(split.status, 0) << split.output;
   EXPECT_EQ(json_lines(split.output)[0]["parity"], "pass") << split.output;
-  const Result bad = run(shape + " --runs 1 --variant decode_streaming_f16kv --splits 3");
+  const Result bad = bench(shape + " --runs 1 --variant decode_streaming_f16kv --splits 3");
   EXPECT_EQ(bad.status, 1);
   EXPECT_THAT(bad.output, HasSubstr("splits: expected 0 for the non-split variant decode_streaming_f16kv, got 3"));
 }
@@ -211,8 +211,8 @@ TEST_F(BenchCli, MeasuredCeilingsFromAFile) {
 // it does not (lavapipe of Mesa 22.3); the timings run either way.
 TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   const bool offered = testing::shared_context().caps().pipeline_executable_info;
-  const std::string shape = "bench --heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --pipeline-stats";
-  const Result r = run(shape + " --json");
+  const std::string shape = "--heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --pipeline-stats";
+  const Result r = bench(shape + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = json_lines(r.output);
   ASSERT_EQ(rows.size(), 2u) << r.output;
@@ -232,7 +232,7 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   EXPECT_EQ(r.output.find("does not offer VK_KHR_pipeline_executable_properties") == std::string::npos, offered)
       << r.output;
 
-  const Result table = run(shape);
+  const Result table = bench(shape);
   ASSERT_EQ(table.status, 0) << table.output;
   EXPECT_EQ(lines_starting(table.output, "  pipeline ").size(), rows[0]["pipelines"].size()) << table.output;
   EXPECT_EQ(lines_starting(table.output, "    ").empty(), !offered) << table.output;
@@ -245,8 +245,8 @@ TEST_F(BenchCli, PipelineStatsListTheBoundPipelines) {
   const Result plain = bench("--heads 4 --kv-heads 2 --head-dim 64 --kv-len 64 --runs 1 --json");
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_FALSE(json_lines(plain.output)[0].contains("pipelines"));
-  EXPECT_EQ(run(shape + " --dry-run").status, 2);
-  EXPECT_EQ(run(shape + " --csv").status, 2);
+  EXPECT_EQ(bench(shape + " --dry-run").status, 2);
+  EXPECT_EQ(bench(shape + " --csv").status, 2);
 }
 
 // A BDPA case: built, timed over copies of its cache, checked against the oracle.

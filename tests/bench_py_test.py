@@ -130,7 +130,8 @@ class Compare(unittest.TestCase):
     def test_ab_script_alternates_two_builds(self):
         out = os.path.join(self.dir, "ab")
         r = subprocess.run([os.path.join(ROOT, "bench", "ab.sh"), VKATTN, VKATTN, out, "--", "--suite", "smoke",
-                            "--filter", "decode B2 S1 H8/2 D64 L200 contiguous", "--runs", "2"],
+                            "--filter", "decode B2 S1 H8/2 D64 L200 contiguous", "--runs", "2",
+                            "--max-run-ms", "1e9"],  # a loaded machine must not turn the case into a skip
                            capture_output=True, text=True, env=dict(os.environ, ROUNDS="2"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(sorted(os.listdir(out)), ["base-1.jsonl", "base-1.log", "base-2.jsonl", "base-2.log",
