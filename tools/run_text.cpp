@@ -287,16 +287,15 @@ void add_run_text(CLI::App& run, GlobalOptions& g, int& status) {
     for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
     fmt::print("wrote {} {} to {}\n", to_string(qt), shape_to_string(out.shape), o->out);
     status = 0;
-    // Dequantized values are exact in f32; the tensor-core rows stage them as f16.
-    const planner::TextVariant* used = planner::find_text_variant(info.variant);
-    const auto quant_tol = reference::tolerance_for(qt, used && planner::stages_kv_as_f16(*used) ? DType::f16 : qt, qt);
+    // Quantized caches: at the precision the dequantized values reach the kernel's products.
+    const auto quant_tol =
+        reference::tolerance_for(qt, planner::kv_precision(planner::find_text_variant(info.variant), qt, cache_dtype), qt);
     if (o->check && packed) {
       // No original data: the oracle over the values the kernel reads.
       const auto want = reference::text_attention(p, io::as_f32(q), quant->k_values, quant->v_values, table);
-      const auto& tol = quant_tol;
-      const auto r = reference::compare(io::as_f32(out), want, tol);
+      const auto r = reference::compare(io::as_f32(out), want, quant_tol);
       fmt::print("max relative error vs float64 oracle over the dequantized cache: {:.3e} (tolerance {:.1e}) {}\n",
-                 r.rel_err, tol.abs_rel, r.passed ? "PASS" : "FAIL");
+                 r.rel_err, quant_tol.abs_rel, r.passed ? "PASS" : "FAIL");
       status = r.passed ? 0 : 1;
     } else if (o->check && quant) {
       const bool ok = check_quantized(p, quant_tol, io::as_f32(q), io::as_f32(k), io::as_f32(v), *quant, cache_dtype,

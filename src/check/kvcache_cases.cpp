@@ -285,13 +285,10 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
     const std::vector<float> got = host::from_storage(c.q, out_bytes, q.values.size());
     const std::vector<uint32_t> table = paged ? pages->host_table() : std::vector<uint32_t>{};
 
-    // Check 1: the oracle over exactly the values the kernel reads. Dequantized
-    // values are exact in f32, so the tolerance is that of the Q/output dtype,
-    // except on the tensor-core engines, which stage them as f16.
-    const planner::TextVariant* used = planner::find_text_variant(info.variant);
-    const bool staged_f16 = used && planner::stages_kv_as_f16(*used);
-    const DType read_as = quantized(c.cache) ? (staged_f16 ? DType::f16 : c.q) : c.cache;
-    r.tol = reference::tolerance_for(c.q, read_as, c.q);
+    // Check 1: the oracle over exactly the values the kernel reads, at the
+    // precision they reach its products (planner::kv_precision).
+    r.tol = reference::tolerance_for(c.q, planner::kv_precision(planner::find_text_variant(info.variant), c.q, c.cache),
+                                     c.q);
     r.cmp = reference::compare(got, reference::text_attention(p, q.values, ck.values, cv.values, table, hk.values, hv.values),
                                r.tol);
     r.passed = r.cmp.passed;
@@ -407,7 +404,7 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       KvCacheCase c;
       c.cache = v.kv;
       c.q = DType::f16;
-      c.variant = planner::find_text_variant(v.family + "_" + planner::dtype_suffix(c.q, v.kv))->name;
+      c.variant = v.family + "_" + planner::dtype_suffix(c.q, v.kv);
       c.seq_len = 7;
       c.num_heads = 4;
       c.num_kv_heads = 2;

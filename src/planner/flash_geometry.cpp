@@ -15,7 +15,8 @@ namespace vkattn::planner {
 namespace {
 
 // Accumulator words a lane may hold across all its query heads, in K/V words
-// of 16 bytes of f16 or f32 (a word of 16 quantized codes counts as two). 4 rather than 8 on the H200 (2026-12-03): MQA B4 H32/1 D64 L8192
+// of 16 bytes of f16 or f32 (a word of 16 quantized codes counts as two). 4
+// rather than 8 on the H200 (2026-12-03): MQA B4 H32/1 D64 L8192
 // 0.051 -> 0.037 ms, H8/1 D128 B32 L32768 0.574 -> 0.446 ms, GQA 32/8 unchanged
 // (fewer registers, more workgroups per SM; K/V reread from L2 by the second
 // head group).
@@ -60,10 +61,11 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   const uint32_t row_words = s.head_dim / elems_per_word;
   g.key_lanes = std::min(sg, ceil_pow2(row_words));
   const uint32_t words_per_lane = (row_words + g.key_lanes - 1) / g.key_lanes;
-  const uint32_t acc_words = words_per_lane * std::max(1u, elems_per_word / 8);
+  const uint32_t acc_words_per_word = std::max(1u, elems_per_word / 8);  // 16 codes: two f16 words' accumulators
+  const uint32_t acc_words = words_per_lane * acc_words_per_word;
   if (acc_words > kMaxAccWordsPerLane)
     return no(fmt::format("needs head_dim <= {} for subgroup size {}",
-                          kMaxAccWordsPerLane / (acc_words / words_per_lane) * elems_per_word * sg, sg));
+                          kMaxAccWordsPerLane / acc_words_per_word * elems_per_word * sg, sg));
   const uint32_t gqa = s.num_heads / s.num_kv_heads;
   g.head_group = largest_divisor_at_most(gqa, std::min(v.target_rows, kMaxAccWordsPerLane / acc_words));
   // Shrink the head group, then the workgroup, until the merge fits.

@@ -53,11 +53,15 @@ struct TextVariant {
   std::string module_by_address() const { return module + "_kv_address"; }
 };
 
-// Whether a variant's K/V values reach its products as f16: the fragment
-// engines stage every K/V dtype so (bf16 exactly, at a power of two;
-// dequantized codes rounded), the scalar engines read them at f32.
-inline bool stages_kv_as_f16(const TextVariant& v) {
-  return v.engine == Engine::flash_fragments || v.engine == Engine::streamed_fragments;
+// The dtype whose precision K/V stored as `kv` reach the products of variant
+// `v` (which ran a call with Q in `q`) at, for the oracle's tolerance.
+// Dequantized codes are exact in f32, so they count as Q's dtype, except on
+// the fragment engines, which stage every K/V dtype as f16 (bf16 exactly, at
+// a power of two; dequantized codes rounded).
+inline DType kv_precision(const TextVariant* v, DType q, DType kv) {
+  if (kv != DType::i8 && kv != DType::i4) return kv;
+  const bool staged_f16 = v && (v->engine == Engine::flash_fragments || v->engine == Engine::streamed_fragments);
+  return staged_f16 ? DType::f16 : q;
 }
 
 // Every row, generated once from family x dtype combinations.
