@@ -57,7 +57,7 @@ GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, co
   if (!why.empty()) return no(why);
 
   // One key row is split into words over a power-of-two group of lanes.
-  const uint32_t elems_per_word = TEXT_FLASH_ELEMS_PER_WORD(dtype_code(s.kv), s.head_dim);
+  const uint32_t elems_per_word = TEXT_FLASH_ELEMS_PER_WORD(dtype_code(s.kv), s.head_dim, s.tiered);
   const uint32_t row_words = s.head_dim / elems_per_word;
   g.key_lanes = std::min(sg, ceil_pow2(row_words));
   const uint32_t words_per_lane = (row_words + g.key_lanes - 1) / g.key_lanes;

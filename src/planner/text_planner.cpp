@@ -351,6 +351,7 @@ TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool le
   shape.kv_len = *std::max_element(p.kv_len.begin(), p.kv_len.end());
   shape.q = q;
   shape.kv = kv;
+  shape.tiered = p.layout == KvLayout::tiered;
   if (lengths_on_gpu) {
     const uint64_t slots = p.slot_layout() == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
     shape.kv_len_bound = uint32_t(std::min<uint64_t>(slots, UINT32_MAX));

@@ -18,6 +18,7 @@ struct TextShape {
   uint32_t batch = 1, seq_len = 1, num_heads = 1, num_kv_heads = 1, head_dim = 64;
   uint32_t kv_len = 0;  // the longest sequence's (a hint when lengths come from the GPU)
   DType q = DType::f32, kv = DType::f32;
+  bool tiered = false;  // K/V in an f16 hot ring over a cold tier of `kv`
   // The longest KV any replay of the recording can read: the cache's capacity
   // when lengths come from a GPU buffer (0: kv_len). Split-KV grids are sized
   // for it, so a recording made at a short length stays fast at a long one.

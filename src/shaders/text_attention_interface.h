@@ -31,15 +31,17 @@
 #define TEXT_FLASH_SHARED_BYTES(nsg, heads, d) (TEXT_FLASH_MERGE_VEC4S(nsg, heads, d) * 16 + (nsg) * (heads) * 8)
 // text_decode_flash: the elements of a K/V row one lane loads as one word.
 // 16 bytes of f32 (4) or f16/bf16 (8); of int8/int4 rows 16 codes (16 or 8
-// bytes, one scale) where the head dim is a multiple of 16, else 8. The
-// planner sizes key lanes and head groups by it, the shader its loads.
-// (Selects only: glslang's specialization-constant && and || do not survive
-// its optimizer.)
-#define TEXT_FLASH_WIDE_CODES(d) ((d) % 16u == 0u ? 16u : 8u)
-#define TEXT_FLASH_ELEMS_PER_WORD(kv_type, d)                  \
-  ((kv_type) == DTYPE_F32    ? 4u                              \
-   : (kv_type) == DTYPE_INT8 ? TEXT_FLASH_WIDE_CODES(d)        \
-   : (kv_type) == DTYPE_INT4 ? TEXT_FLASH_WIDE_CODES(d)        \
+// bytes, one scale) where the head dim is a multiple of 16, else 8. A tiered
+// cache's rows stay at 8 codes: its f16 hot rows would need two 16-byte
+// words beside each 16-code word, and those registers halved the speed on an
+// H100 (B4 L32768 GQA 32/8 D128: 0.43 -> 0.79 ms). The planner sizes key
+// lanes and head groups by it, the shader its loads. (Selects only:
+// glslang's specialization-constant && and || do not survive its optimizer.)
+#define TEXT_FLASH_CODES_PER_WORD(d, tiered) ((tiered) ? 8u : (d) % 16u == 0u ? 16u : 8u)
+#define TEXT_FLASH_ELEMS_PER_WORD(kv_type, d, tiered)             \
+  ((kv_type) == DTYPE_F32    ? 4u                                 \
+   : (kv_type) == DTYPE_INT8 ? TEXT_FLASH_CODES_PER_WORD(d, tiered) \
+   : (kv_type) == DTYPE_INT4 ? TEXT_FLASH_CODES_PER_WORD(d, tiered) \
                              : 8u)
 // text_decode_online built without subgroup arithmetic (decode_chunked) adds
 // one float per head, key of a step (`kb`) and lane (`wg`): the lane-sum tree.

@@ -61,11 +61,10 @@ layout(std430, binding = TEXT_BIND_PARTIAL_O) coherent buffer PartialO { vec4 pa
 layout(std430, binding = TEXT_BIND_PARTIAL_ML) coherent buffer PartialML { vec2 partial_ml[]; };
 #include "kv_quant.glsl"
 
-const uint EPW = TEXT_FLASH_ELEMS_PER_WORD(KV_TYPE, D);             // elements per word
+const uint EPW = TEXT_FLASH_ELEMS_PER_WORD(KV_TYPE, D, LAYOUT == TEXT_LAYOUT_TIERED);  // elements per word
 const uint PARTS = EPW / 4;                                         // vec4s of a word's values
 const uint MAX_PARTS = 4;
-// Quantized words of 16 codes; in a tiered cache a hot (f16) row's word is
-// then two 16-byte words.
+// Quantized words of 16 codes (never in a tiered cache, whose hot rows are f16).
 const bool WIDE_CODES = EPW == 16;
 const uint ROW_WORDS = D / EPW;                                     // words per K/V row
 const uint WORDS_PER_LANE = (ROW_WORDS + KEY_LANES - 1) / KEY_LANES;
@@ -97,21 +96,18 @@ void load_q(uint row, uint e, out vec4 x[MAX_PARTS]) {
   }
 }
 
-// Word c of a K (is_k) or V row, loads only: an f16/bf16/f32 word, or a unit
-// of 8 codes with its scale in .z (kvq_load8), or 16 codes (kvq_load16) whose
-// scale comes as `scale`; a tiered cache's hot rows are f16, and with
-// WIDE_CODES their word is `word` and `hot_hi`.
+// Word c of a K (is_k) or V row, loads only: an f16/bf16/f32 word (a tiered
+// cache's hot rows are f16), or a unit of 8 codes with its scale in .z
+// (kvq_load8), or 16 codes (kvq_load16) whose scale comes as `scale`.
 struct KvWord {
   uvec4 word;
-  uvec4 hot_hi;
   uint scale;
 };
 
 KvWord load_word(bool is_k, KvRow row, uint c) {
-  KvWord w = KvWord(uvec4(0u), uvec4(0u), 0u);
+  KvWord w = KvWord(uvec4(0u), 0u);
   if (!kv_quantized() || row.hot) {
-    w.word = kv_word4(is_k, row, WIDE_CODES ? 2u * c : c);
-    if (WIDE_CODES) w.hot_hi = kv_word4(is_k, row, 2u * c + 1u);
+    w.word = kv_word4(is_k, row, c);
   } else if (WIDE_CODES) {
     const uint e = (is_k ? row.k : row.v) + c * EPW;
     w.word = kvq_load16(is_k, e);
@@ -125,12 +121,9 @@ KvWord load_word(bool is_k, KvRow row, uint c) {
 // A loaded word's values, PARTS vec4s.
 void word_values(bool hot, KvWord w, out vec4 x[MAX_PARTS]) {
   [[unroll]] for (uint p = 0; p < MAX_PARTS; ++p) x[p] = vec4(0.0);
-  if (WIDE_CODES && !hot) {
+  if (WIDE_CODES) {
     const float scale = kvq_scale_value(w.scale);
     [[unroll]] for (uint p = 0; p < PARTS; ++p) x[p] = kvq_part(w.word, p, scale);
-  } else if (WIDE_CODES) {
-    unpack_words(DTYPE_F16, w.word, x[0], x[1]);
-    unpack_words(DTYPE_F16, w.hot_hi, x[2], x[3]);
   } else {
     kv_unpack(kv_row_type(hot), w.word, x[0], x[1]);
   }
@@ -202,7 +195,7 @@ void main() {
       [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
         const uint c = key_lane + w * KEY_LANES;
         const bool in_row = ok[u] && c < ROW_WORDS;
-        const KvWord none = KvWord(uvec4(0u), uvec4(0u), 0u);
+        const KvWord none = KvWord(uvec4(0u), 0u);
         kw[u][w] = in_row ? load_word(true, row, c) : none;
         vw[u][w] = in_row ? load_word(false, row, c) : none;
       }
