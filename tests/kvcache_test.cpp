@@ -88,6 +88,18 @@ TEST(KvQuantPlanner, QuantizedPrefillRunsOnTensorCoresDecodeOnDecodeFlash) {
     EXPECT_NE(d.reason.find("the tensor-core decode takes f16/bf16 K/V only"), std::string::npos) << d.reason;
     EXPECT_EQ(planner::find_text_variant("decode_flash_coopmat_f16" + suffix), nullptr);
     EXPECT_EQ(planner::find_text_variant("decode_stream_coopmat_f16" + suffix), nullptr);
+    // Past head dim 128 the quantized prefill leaves the tensor cores (their
+    // D256 rows gave non-finite output on an H100); the emulated row does not.
+    planner::TextShape wide = s;
+    wide.seq_len = 512;
+    wide.head_dim = 256;
+    EXPECT_EQ(planner::plan_text(h200, wide, {}).variant->name, "prefill_tiled_small_f16" + suffix);
+    const planner::TextVariant* coopmat = planner::find_text_variant("prefill_flash_coopmat_f16" + suffix);
+    ASSERT_NE(coopmat, nullptr);
+    EXPECT_EQ(planner::text_geometry(*coopmat, h200, wide).reason, "needs head_dim <= 128, got 256");
+    const planner::TextVariant* emulated = planner::find_text_variant("prefill_flash_emulated_f16" + suffix);
+    ASSERT_NE(emulated, nullptr);
+    EXPECT_EQ(emulated->max_head_dim, 256u);
   }
 }
 

@@ -393,7 +393,7 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       add(c);
     }
   // Every row over quantized caches, forced. The tensor-core prefill rows
-  // (and their emulated build) also over a ring of D256 rows and a tiered
+  // (and their emulated build) also over a ring of their widest rows and a tiered
   // cache whose f16 hot rows share tiles with the cold codes, with f16 Q.
   for (const auto& v : planner::text_variants()) {
     if (!quantized(v.kv) || v.q != DType::f32) continue;
@@ -410,7 +410,7 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       c.num_kv_heads = 2;
       c.layout = KvLayout::ring;
       c.capacity = 32;
-      c.head_dim = 256;
+      c.head_dim = v.max_head_dim;  // 256 emulated; the tensor-core row's widest quantized rows
       add(c);
       c.layout = KvLayout::tiered;
       c.cold_layout = KvLayout::contiguous;

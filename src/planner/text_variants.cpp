@@ -1,5 +1,7 @@
 #include "planner/text_variants.hpp"
 
+#include <algorithm>
+
 namespace vkattn::planner {
 
 namespace {
@@ -84,6 +86,17 @@ bool takes(const TextFamily& f, const TextDtypeCombo& c) {
   return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
 }
 
+// The tensor-core prefill rows over int8/int4 K/V stop at head dim 128: at
+// D256 (ring cache, 7 rows over 32 keys) they gave non-finite output on an
+// NVIDIA H100 (driver 580.159.04, 2026-12-07) where the emulated build of the
+// same source, on the same GPU and on lavapipe, matched the oracle; D64 and
+// D128 matched on that GPU. Wider quantized rows take prefill_tiled_small.
+constexpr uint32_t kQuantizedTensorCoreMaxHeadDim = 128;
+uint32_t max_head_dim(const TextFamily& f, const TextDtypeCombo& c) {
+  const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
+  return quantized && f.coopmat ? std::min(f.max_head_dim, kQuantizedTensorCoreMaxHeadDim) : f.max_head_dim;
+}
+
 // The kernels that include text_split_combine.glsl.
 bool last_split_combines(const TextFamily& f) {
   return f.engine == Engine::streamed_fragments || f.engine == Engine::registers_flash;
@@ -114,7 +127,7 @@ const std::vector<TextVariant>& text_variants() {
         if (takes(f, c))
           t.push_back({std::string(f.name) + "_" + dtype_suffix(c.q, c.kv), f.name, f.phase, f.kind, f.engine, c.q,
                        c.kv, f.subgroup, f.shuffle, f.coopmat, rounds_q(f, c),
-                       f.min_head_dim, f.max_head_dim, f.target_rows, f.max_tile_keys, f.min_tile_keys,
+                       f.min_head_dim, max_head_dim(f, c), f.target_rows, f.max_tile_keys, f.min_tile_keys,
                        f.workgroup_size, last_split_combines(f), module_of(f)});
     return t;
   }();
