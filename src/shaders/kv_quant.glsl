@@ -55,23 +55,27 @@ uvec4 kvq_load16(bool is_k, uint e) {
   return uvec4(is_k ? k_codes2[e / 16u] : v_codes2[e / 16u], 0u, 0u);
 }
 
-// Code `i` (0..15) of loaded code words, sign-extended.
-float kvq_code(uvec4 raw, uint i) {
-  if (KVQ_LANES == 4u) return float(bitfieldExtract(int(raw[i / 4u]), int(8u * (i % 4u)), 8));
-  return float(bitfieldExtract(int(raw[i / 8u]), int(4u * (i % 8u)), 4));
-}
-
-// Codes 4p .. 4p + 3 of loaded code words times `scale`.
-vec4 kvq_part(uvec4 raw, uint p, float scale) {
-  return vec4(kvq_code(raw, 4u * p), kvq_code(raw, 4u * p + 1u), kvq_code(raw, 4u * p + 2u), kvq_code(raw, 4u * p + 3u)) *
-         scale;
+// Codes 4p .. 4p + 3 of loaded code words. No int-to-float conversion (a
+// quarter-rate instruction on NVIDIA GPUs): each code, made unsigned by
+// flipping its sign bit, becomes the low mantissa bits of 2^23, and
+// subtracting 2^23 and the flip's offset leaves the code, exactly.
+vec4 kvq_codes4(uvec4 raw, uint p) {
+  const uint bits = KVQ_LANES == 4u ? 8u : 4u;
+  const uint flip = KVQ_LANES == 4u ? 0x80808080u : 0x88888888u;
+  const uint word = raw[KVQ_LANES == 4u ? p : p / 2u] ^ flip;
+  const uint first = KVQ_LANES == 4u ? 0u : 16u * (p % 2u);  // int4: codes 4p.. are the word's low or high half
+  const float offset = 8388608.0 + float(1u << (bits - 1u));
+  vec4 x;
+  [[unroll]] for (uint k = 0; k < 4u; ++k)
+    x[k] = uintBitsToFloat(0x4B000000u | bitfieldExtract(word, int(first + bits * k), int(bits))) - offset;
+  return x;
 }
 
 // Decodes a unit from kvq_load8 into its 8 values.
 void kvq_unpack8(uvec4 raw, out vec4 lo, out vec4 hi) {
   const float s = kvq_scale_value(raw.z);
-  lo = kvq_part(raw, 0u, s);  // .z, the scale, is no code word
-  hi = kvq_part(raw, 1u, s);
+  lo = kvq_codes4(raw, 0u) * s;  // .z, the scale, is no code word
+  hi = kvq_codes4(raw, 1u) * s;
 }
 
 // A loaded word of a row stored as `type` (kv_row_type: a tiered cache's hot

@@ -118,15 +118,18 @@ KvWord load_word(bool is_k, KvRow row, uint c) {
   return w;
 }
 
-// A loaded word's values, PARTS vec4s.
-void word_values(bool hot, KvWord w, out vec4 x[MAX_PARTS]) {
+// A loaded word's values, PARTS vec4s, and the factor they take: 16 codes
+// come as codes with their scale as the factor, which then multiplies a dot
+// product or a weight once per word rather than every code; other words come
+// as values, with factor 1.
+float word_values(bool hot, KvWord w, out vec4 x[MAX_PARTS]) {
   [[unroll]] for (uint p = 0; p < MAX_PARTS; ++p) x[p] = vec4(0.0);
   if (WIDE_CODES) {
-    const float scale = kvq_scale_value(w.scale);
-    [[unroll]] for (uint p = 0; p < PARTS; ++p) x[p] = kvq_part(w.word, p, scale);
-  } else {
-    kv_unpack(kv_row_type(hot), w.word, x[0], x[1]);
+    [[unroll]] for (uint p = 0; p < PARTS; ++p) x[p] = kvq_codes4(w.word, p);
+    return kvq_scale_value(w.scale);
   }
+  kv_unpack(kv_row_type(hot), w.word, x[0], x[1]);
+  return 1.0;
 }
 
 // Sum over the KEY_LANES lanes of this lane's key group; every lane gets it.
@@ -204,11 +207,15 @@ void main() {
     float s[HEAD_GROUP][TILE_KEYS];
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 k[WORDS_PER_LANE][MAX_PARTS];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) word_values(hot[u], kw[u][w], k[w]);
+      float k_factor[WORDS_PER_LANE];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) k_factor[w] = word_values(hot[u], kw[u][w], k[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         float d = 0.0;
-        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
-          [[unroll]] for (uint p = 0; p < PARTS; ++p) d += dot(q[g][w][p], k[w][p]);
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+          float dw = 0.0;
+          [[unroll]] for (uint p = 0; p < PARTS; ++p) dw += dot(q[g][w][p], k[w][p]);
+          d += dw * k_factor[w];
+        }
         s[g][u] = d;
       }
     }
@@ -231,12 +238,15 @@ void main() {
     }
     [[unroll]] for (uint u = 0; u < TILE_KEYS; ++u) {
       vec4 v[WORDS_PER_LANE][MAX_PARTS];
-      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) word_values(hot[u], vw[u][w], v[w]);
+      float v_factor[WORDS_PER_LANE];
+      [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) v_factor[w] = word_values(hot[u], vw[u][w], v[w]);
       [[unroll]] for (uint g = 0; g < HEAD_GROUP; ++g) {
         const float weight = text_softmax_weight(s[g][u], m[g]);
         l[g] += weight;
-        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w)
-          [[unroll]] for (uint p = 0; p < PARTS; ++p) acc[g][w][p] += weight * v[w][p];
+        [[unroll]] for (uint w = 0; w < WORDS_PER_LANE; ++w) {
+          const float wv = weight * v_factor[w];
+          [[unroll]] for (uint p = 0; p < PARTS; ++p) acc[g][w][p] += wv * v[w][p];
+        }
       }
     }
   }
