@@ -86,11 +86,13 @@ bool takes(const TextFamily& f, const TextDtypeCombo& c) {
   return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
 }
 
-// The tensor-core prefill rows over int8/int4 K/V stop at head dim 128: at
-// D256 (ring cache, 7 rows over 32 keys) they gave non-finite output on an
-// NVIDIA H100 (driver 580.159.04, 2026-12-07) where the emulated build of the
-// same source, on the same GPU and on lavapipe, matched the oracle; D64 and
-// D128 matched on that GPU. Wider quantized rows take prefill_tiled_small.
+// The tensor-core prefill rows over int8/int4 K/V stop at head dim 128. On
+// an NVIDIA H100 (driver 580.159.04, 2026-12-07) wider ones gave wrong output
+// where f16 and bf16 rows of the same widths, and the emulated build of the
+// same source, matched the oracle: D192 and D224 int8 (7 rows over 40 keys)
+// relative error 1.0, and the kvcache grid's D256 ring cases non-finite,
+// while D64-D160 and other D256 shapes passed. Until the cause is found,
+// wider quantized rows take prefill_tiled_small.
 constexpr uint32_t kQuantizedTensorCoreMaxHeadDim = 128;
 uint32_t max_head_dim(const TextFamily& f, const TextDtypeCombo& c) {
   const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
