@@ -91,8 +91,10 @@ bool takes(const TextFamily& f, const TextDtypeCombo& c) {
 // where f16 and bf16 rows of the same widths, and the emulated build of the
 // same source, matched the oracle: D192 and D224 int8 (7 rows over 40 keys)
 // relative error 1.0, and the kvcache grid's D256 ring cases non-finite,
-// while D64-D160 and other D256 shapes passed. Until the cause is found,
-// wider quantized rows take prefill_tiled_small.
+// while D64-D160 and other D256 shapes passed. Those wrong rows are compiled
+// at 255 registers with the driver reporting more shared memory than the
+// kernel declares (docs/performance.md). Until the cause is found, wider
+// quantized rows take prefill_tiled_small.
 constexpr uint32_t kQuantizedTensorCoreMaxHeadDim = 128;
 uint32_t max_head_dim(const TextFamily& f, const TextDtypeCombo& c) {
   const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
