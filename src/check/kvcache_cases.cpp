@@ -419,6 +419,12 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
       c.head_dim = 64;
       c.quant_group = KV_QUANT_GROUP;
       add(c);
+      // A head dim that fragments pad (72 -> 80): the padded columns stage as zeros.
+      c.layout = KvLayout::contiguous;
+      c.capacity = 40;
+      c.hot_window = 0;
+      c.head_dim = 72;
+      add(c);
     }
     KvCacheCase c;
     c.cache = v.kv;
