@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ops/dtype_code.hpp"
 #include "vkattn/error.hpp"
 
 namespace vkattn::check {
@@ -266,7 +267,7 @@ class CaseBuilder {
     if (has("scale")) c.params.scale = static_cast<float>(number("scale", 0.0));
     c.q = dtype("q_dtype", "f16");
     c.kv = dtype("kv_dtype", std::string(to_string(c.q)), true);
-    const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
+    const bool quantized = is_quantized(c.kv);
     if (quantized && c.q == DType::bf16)
       r_.fail(raw_.where + ".q_dtype", fmt::format("expected f32 or f16 with kv_dtype {}, got bf16", to_string(c.kv)));
     if (tiered && c.kv == DType::f32)

@@ -12,6 +12,7 @@
 #include "check/bench_run.hpp"
 #include "check/text_work.hpp"
 #include "check/vision_cases.hpp"
+#include "ops/dtype_code.hpp"
 #include "reference/kv_quant_reference.hpp"
 #include "reference/rounding.hpp"
 #include "reference/text_reference.hpp"
@@ -199,8 +200,6 @@ std::vector<uint32_t> page_table(const TextCase& c) {
   return table;
 }
 
-bool quantized_kv(DType t) { return t == DType::i8 || t == DType::i4; }
-
 Shape kv_storage_shape(const TextAttentionParams& p) {
   return p.slot_layout() == KvLayout::paged ? Shape{p.num_pages, p.kv_capacity, p.num_kv_heads, p.head_dim}
                                             : Shape{p.batch, p.kv_capacity, p.num_kv_heads, p.head_dim};
@@ -261,7 +260,7 @@ std::string text_skip_reason(const DeviceCaps& caps, const TextCase& c) {
     return fmt::format("K (and V) is {:.2f} GiB, above the device's {} ({:.2f} GiB)", kv / kGiB,
                        kv_by_address ? "max_allocation_bytes" : limit_name, kv_limit / kGiB);
   // Quantized K/V are filled through f16 staging copies and carry f16 scales.
-  const bool quantized = quantized_kv(c.kv);
+  const bool quantized = is_quantized(c.kv);
   const double staging = quantized ? tensor_bytes(kv_rows(p) * p.num_kv_heads * p.head_dim, DType::f16) : 0.0;
   const double scales =
       quantized ? 2.0 * kv_rows(p) * p.num_kv_heads * kvquant::scale_groups(p.kv_quant_group, p.head_dim) : 0.0;
@@ -292,7 +291,7 @@ BenchRecord run_text_bench(Context& ctx, const TextCase& c, const BenchRunOption
   }
   const Shape q_shape{p.batch, p.seq_len, p.num_heads, p.head_dim};
   const Shape kv_shape = kv_storage_shape(p);
-  const bool quantized = quantized_kv(c.kv);
+  const bool quantized = is_quantized(c.kv);
   Shape scale_shape(kv_shape.begin(), kv_shape.end() - 1);  // f16 per (slot, KV head), x groups with a group size
   if (p.kv_quant_group) scale_shape.push_back(kvquant::scale_groups(p.kv_quant_group, p.head_dim));
   auto new_set = [&] {

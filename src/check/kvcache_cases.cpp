@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "check/host_tensor.hpp"
+#include "ops/dtype_code.hpp"
 #include "planner/text_variants.hpp"
 #include "reference/kv_quant_reference.hpp"
 #include "reference/rounding.hpp"
@@ -23,8 +24,6 @@
 namespace vkattn::check {
 
 namespace {
-
-bool quantized(DType t) { return t == DType::i8 || t == DType::i4; }
 
 // Rows of varied magnitude, so scales differ: some rows zero (scale 1), some
 // tiny (scales at the bottom of f16, never flushed to zero).
@@ -82,7 +81,7 @@ CacheContents check_cache(Context& ctx, const KvCacheCase& c, const char* name, 
   const uint32_t d = c.head_dim;
   const size_t rows = written.size();
   CacheContents got;
-  if (!quantized(c.cache)) {
+  if (!is_quantized(c.cache)) {
     std::vector<std::byte> bytes(cache.bytes());
     ctx.download(cache, bytes);
     got.values = host::from_storage(c.cache, bytes, rows * d);
@@ -167,7 +166,7 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
     t.cache_v = zeroed(c.cache, cache_shape);
     Shape scale_shape(cache_shape.begin(), cache_shape.end() - 1);
     if (c.quant_group) scale_shape.push_back(kvquant::scale_groups(c.quant_group, d));
-    if (quantized(c.cache)) {
+    if (is_quantized(c.cache)) {
       t.k_scale = zeroed(DType::f16, scale_shape);
       t.v_scale = zeroed(DType::f16, scale_shape);
     }
@@ -293,7 +292,7 @@ KvCacheResult run_kvcache_case(Context& ctx, const KvCacheCase& c) {
                                r.tol);
     r.passed = r.cmp.passed;
     // Check 2 (quantized): against the unquantized data, within the quantization bound plus the tolerance.
-    if (quantized(c.cache)) {
+    if (is_quantized(c.cache)) {
       // The hot ring's keys moved by their f16 rounding only; the bound takes the largest error of both tiers.
       const std::vector<double> want =
           reference::text_attention(p, q.values, raw_k, raw_v, table, hot_raw_k, hot_raw_v);
@@ -396,7 +395,7 @@ std::vector<KvCacheCase> kvcache_grid(const DeviceCaps& caps, GridSize size) {
   // (and their emulated build) also over a ring of their widest rows and a tiered
   // cache whose f16 hot rows share tiles with the cold codes, with f16 Q.
   for (const auto& v : planner::text_variants()) {
-    if (!quantized(v.kv) || v.q != DType::f32) continue;
+    if (!is_quantized(v.kv) || v.q != DType::f32) continue;
     if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic) continue;
     if (v.needs_subgroup_shuffle && !caps.subgroup_shuffle) continue;
     if (v.needs_cooperative_matrix && !caps.cooperative_matrix_nv) continue;

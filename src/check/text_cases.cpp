@@ -243,7 +243,7 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
   for (const auto& v : planner::text_variants()) {
     // Quantized K/V rows are the kvcache family's (kvcache_cases.cpp): their
     // caches are written by kv_append and judged twice.
-    if (v.kv == DType::i8 || v.kv == DType::i4) continue;
+    if (is_quantized(v.kv)) continue;
     for (KvLayout layout : {KvLayout::contiguous, KvLayout::ring, KvLayout::paged, KvLayout::tiered}) {
       if (layout == KvLayout::tiered && v.kv == DType::f32) continue;  // the tiers share 16-bit rows
       const bool decode = v.phase == Phase::decode;

@@ -14,4 +14,6 @@ uint32_t dtype_code(DType t) {
   }
 }
 
+bool is_quantized(DType t) { return t == DType::i8 || t == DType::i4; }
+
 }  // namespace vkattn

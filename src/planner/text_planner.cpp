@@ -317,7 +317,7 @@ TextPlan plan_untuned(const DeviceCaps& caps, const TextShape& s, const PlanOpti
     plan.reason = rule_reason(rule.reason, !forced.empty());
     if (v->reduced_precision) plan.reason += "; Q rounded to f16 (allow_reduced_precision)";
     // Where tensor-core decode rows exist: say why they were not taken (text_variants.cpp, takes).
-    if ((s.kv == DType::i8 || s.kv == DType::i4) && s.phase() == Phase::decode && caps.cooperative_matrix_nv)
+    if (is_quantized(s.kv) && s.phase() == Phase::decode && caps.cooperative_matrix_nv)
       plan.reason += "; quantized KV: the tensor-core decode takes f16/bf16 K/V only (staging codes as f16 "
                      "measured slower than dequantizing them in registers)";
     log_selection_once("text", v->name, plan.reason);

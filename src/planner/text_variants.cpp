@@ -71,9 +71,7 @@ constexpr TextDtypeCombo kTextCombos[] = {
 // over quantized caches stays on decode_flash, which decodes the codes in
 // registers without staging them: on the H100 the flash engine took 4-7x its
 // time there, and the stream engine, with codes staged as f16, 1.3-2.1x.
-bool on_fragments(const TextFamily& f) {
-  return f.engine == Engine::flash_fragments || f.engine == Engine::streamed_fragments;
-}
+bool on_fragments(const TextFamily& f) { return stages_f16_fragments(f.engine); }
 // The flash engine rounds f32 Q to f16 once (reduced precision); the stream
 // engine keeps it as two f16 parts (text_decode_stream.comp, Q_PARTS).
 bool rounds_q(const TextFamily& f, const TextDtypeCombo& c) {
@@ -82,7 +80,7 @@ bool rounds_q(const TextFamily& f, const TextDtypeCombo& c) {
 bool takes(const TextFamily& f, const TextDtypeCombo& c) {
   if (!on_fragments(f)) return true;
   if (c.kv == DType::f16) return c.q == DType::f16 || c.q == DType::f32;
-  if (c.kv == DType::i8 || c.kv == DType::i4) return f.engine == Engine::flash_fragments && f.phase == Phase::prefill;
+  if (is_quantized(c.kv)) return f.engine == Engine::flash_fragments && f.phase == Phase::prefill;
   return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
 }
 
@@ -97,8 +95,7 @@ bool takes(const TextFamily& f, const TextDtypeCombo& c) {
 // quantized rows take prefill_tiled_small.
 constexpr uint32_t kQuantizedTensorCoreMaxHeadDim = 128;
 uint32_t max_head_dim(const TextFamily& f, const TextDtypeCombo& c) {
-  const bool quantized = c.kv == DType::i8 || c.kv == DType::i4;
-  return quantized && f.coopmat ? std::min(f.max_head_dim, kQuantizedTensorCoreMaxHeadDim) : f.max_head_dim;
+  return is_quantized(c.kv) && f.coopmat ? std::min(f.max_head_dim, kQuantizedTensorCoreMaxHeadDim) : f.max_head_dim;
 }
 
 // The kernels that include text_split_combine.glsl.

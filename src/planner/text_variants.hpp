@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/dtype_code.hpp"
 #include "vkattn/caps.hpp"
 #include "vkattn/plan.hpp"
 #include "vkattn/types.hpp"
@@ -19,6 +20,11 @@ enum class Engine : uint8_t {
   registers_flash,   // text_decode_flash.comp: 16-byte K/V words in registers, lane groups per key
   streamed_fragments,  // text_decode_stream.comp: 16x8 fragments loaded from K/V into registers (or emulated)
 };
+
+// The matrix-fragment engines: f16 operands, every K/V dtype staged as f16.
+inline bool stages_f16_fragments(Engine e) {
+  return e == Engine::flash_fragments || e == Engine::streamed_fragments;
+}
 
 // How a variant spreads a call over workgroups.
 enum class Kind : uint8_t {
@@ -59,9 +65,8 @@ struct TextVariant {
 // the fragment engines, which stage every K/V dtype as f16 (bf16 exactly, at
 // a power of two; dequantized codes rounded).
 inline DType kv_precision(const TextVariant* v, DType q, DType kv) {
-  if (kv != DType::i8 && kv != DType::i4) return kv;
-  const bool staged_f16 = v && (v->engine == Engine::flash_fragments || v->engine == Engine::streamed_fragments);
-  return staged_f16 ? DType::f16 : q;
+  if (!is_quantized(kv)) return kv;
+  return v && stages_f16_fragments(v->engine) ? DType::f16 : q;
 }
 
 // Every row, generated once from family x dtype combinations.

@@ -62,7 +62,7 @@ void validate_params(const KvAppendParams& p) {
 
 uint64_t kv_bytes_per_token(DType kv, uint32_t num_kv_heads, uint32_t head_dim, uint32_t quant_group) {
   uint64_t row = dtype_storage_bytes(kv, head_dim);
-  if (text::is_quantized(kv)) row += 2ull * kvquant::scale_groups(quant_group, head_dim);
+  if (is_quantized(kv)) row += 2ull * kvquant::scale_groups(quant_group, head_dim);
   return 2 * row * num_kv_heads;  // K and V
 }
 
@@ -89,7 +89,7 @@ void kv_append(Recorder& recorder, const KvAppendParams& p, const KvAppendTensor
   for (auto [name, tensor] : {std::pair{"k", &t.k}, {"v", &t.v}, {"cache_k", &t.cache_k}, {"cache_v", &t.cache_v}})
     if (!tensor->contiguous())
       bad(fmt::format("{}: expected a dense tensor, got strides {}", name, shape_to_string(tensor->strides())));
-  const bool quantized = text::is_quantized(t.cache_k.dtype());
+  const bool quantized = is_quantized(t.cache_k.dtype());
   if (tiered && t.cache_k.dtype() == DType::f32)  // the kernels read no f32 cold tier
     bad("cache_k: expected f16, bf16, i8 or i4 for the cold tier of the tiered layout, got f32");
   if (quantized) {

@@ -141,7 +141,7 @@ TextCallInfo record_checked(vk::RecorderImpl& rec, vk::Runtime& rt, const planne
   buffers[TEXT_BIND_KV_LEN] = kv_len.buffer;
   buffers[TEXT_BIND_START_POS] = start_pos.buffer;
   buffers[TEXT_BIND_KV_START] = kv_start.buffer;
-  if (text::is_quantized(t.k.dtype())) {
+  if (is_quantized(t.k.dtype())) {
     buffers[TEXT_BIND_K_SCALE] = vk::ref(t.k_scale, vk::Access::read);
     buffers[TEXT_BIND_V_SCALE] = vk::ref(t.v_scale, vk::Access::read);
   }

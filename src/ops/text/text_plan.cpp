@@ -55,7 +55,7 @@ Plan to_plan(const planner::TextPlan& tp, const DeviceCaps& caps, const TextAtte
   spec[TEXT_SC_ACC_CHUNKS] = g.acc_chunks;
   spec[TEXT_SC_SUBGROUP_SIZE] = caps.subgroup_size;
   spec[TEXT_SC_KEY_LANES] = g.key_lanes;
-  spec[TEXT_SC_KV_GROUP] = text::is_quantized(types.kv) ? p.kv_quant_group : 0;
+  spec[TEXT_SC_KV_GROUP] = is_quantized(types.kv) ? p.kv_quant_group : 0;
   spec[TEXT_SC_KV_STAGES] = g.kv_stages;
   ops::add_decoder_dispatches(plan, std::move(attention), caps,
                               {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, g.q_pos, g.head_group,
@@ -79,7 +79,7 @@ planner::PlanKey plan_key(uint64_t device, const TextAttentionParams& p, const T
                            {p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim,
                             planner::split_length_bucket(longest), planner::ceil_pow2(longest), uint32_t(p.layout),
                             uint32_t(p.slot_layout()), uint32_t(types.q), uint32_t(types.kv), uint32_t(types.out),
-                            text::is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address),
+                            is_quantized(types.kv) ? p.kv_quant_group : 0, uint32_t(types.kv_by_address),
                             uint32_t(types.indirect)},
                            options);
 }

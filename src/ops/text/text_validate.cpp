@@ -94,8 +94,6 @@ void check_addressable(const char* name, const Tensor& t) {
 
 }  // namespace
 
-bool is_quantized(DType t) { return t == DType::i8 || t == DType::i4; }
-
 void check_tensor(const char* name, const Tensor& t, const Shape& want, TensorKind kind, const DeviceCaps& caps) {
   check_tensor_reached(name, t, want, kind, caps, Reach::bound);
 }

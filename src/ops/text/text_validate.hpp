@@ -28,7 +28,6 @@ uint32_t layout_code(KvLayout l);
 
 // What a tensor holds: float values, K/V (float or quantized), u32 indices, f16 scales.
 enum class TensorKind { value, kv, index, scale };
-bool is_quantized(DType t);
 // Throws Error naming `name` unless t is a valid tensor of `kind` and shape `want`
 // (or a tensor of as many elements), in bounds and within the device's binding range.
 void check_tensor(const char* name, const Tensor& t, const Shape& want, TensorKind kind, const DeviceCaps& caps);
