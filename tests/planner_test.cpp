@@ -777,6 +777,47 @@ TEST(PlannerFlash, TileKeysOverride) {
   EXPECT_EQ(small.kind(), ErrorKind::invalid_argument);
 }
 
+// prefill_flash_coopmat2 needs VK_NV_cooperative_matrix2 (and a build with a
+// glslang that compiles it), contiguous K/V within one binding and f16 or f32
+// output; its plain-GLSL build runs anywhere, by override only.
+TEST(PlannerRules, WorkgroupMatricesNeedTheExtensionAndContiguousKv) {
+  const DeviceCaps h200 = load_caps_file(testing::caps_path("nvidia-h200.json"));
+  auto p = plan_text(h200, prefill(4096, 32, 8, 128, DType::f16, DType::f16));
+  EXPECT_FALSE(candidate(p, "prefill_flash_coopmat2_f16").eligible);
+  EXPECT_THAT(candidate(p, "prefill_flash_coopmat2_f16").why, HasSubstr("cooperative_matrix2"));
+  EXPECT_EQ(p.variant->name, "prefill_flash_coopmat_f16");
+
+  TextShape ring = prefill(64, 8, 2, 128, DType::f16, DType::f16);
+  ring.contiguous = false;
+  const TextVariant* emulated = find_text_variant("prefill_flash_wg_emulated_f16");
+  ASSERT_NE(emulated, nullptr);
+  EXPECT_THAT(text_geometry(*emulated, lavapipe(), ring).reason, HasSubstr("needs contiguous K/V"));
+  TextShape pooled = prefill(64, 8, 2, 128, DType::f16, DType::f16);
+  pooled.kv_by_address = true;
+  EXPECT_THAT(text_geometry(*emulated, lavapipe(), pooled).reason, HasSubstr("one storage-buffer binding"));
+  TextShape bf16_out = prefill(64, 8, 2, 128, DType::f16, DType::f16);
+  bf16_out.out = DType::bf16;
+  EXPECT_THAT(text_geometry(*emulated, lavapipe(), bf16_out).reason, HasSubstr("f16 or f32 output"));
+  EXPECT_EQ(find_text_variant("prefill_flash_coopmat2_bf16"), nullptr);  // f16 K/V as stored, only
+  EXPECT_EQ(find_text_variant("prefill_flash_coopmat2_f32"), nullptr);
+
+  auto e = plan_text(lavapipe(), prefill(64, 8, 2, 72, DType::f16, DType::f16));
+  EXPECT_NE(e.variant->family, "prefill_flash_wg_emulated");  // override only
+  EXPECT_TRUE(candidate(e, "prefill_flash_wg_emulated_f16").eligible);
+  PlanOptions o;
+  o.variant = "prefill_flash_wg_emulated_f16";
+  auto forced = plan_text(lavapipe(), prefill(64, 8, 2, 72, DType::f16, DType::f16), o);
+  EXPECT_EQ(forced.variant->module, "flash_workgroup_emulated");
+  EXPECT_EQ(forced.geometry.q_pos, 16u);
+  EXPECT_EQ(forced.geometry.head_group, 1u);
+  EXPECT_EQ(forced.geometry.workgroup_size, 128u);
+  EXPECT_LE(forced.geometry.shared_bytes, lavapipe().max_shared_memory_bytes);
+  // 64 rows over a head dim padded to 80 with 16-key tiles: 1280 elements of K^T for 512 invocations.
+  o.rows = 64;
+  EXPECT_THAT(expect_error([&] { plan_text(lavapipe(), prefill(64, 8, 2, 72, DType::f16, DType::f16), o); }).what(),
+              HasSubstr("divide among 512 invocations"));
+}
+
 TEST(PlannerRules, CandidatesAreTheRowsOfThePhaseAndDtypes) {
   auto p = plan_text(lavapipe(), decode(1, 8, 8, 64, 100, DType::f32, DType::f16));
   std::vector<std::string> want;
@@ -789,7 +830,7 @@ TEST(PlannerRules, CandidatesAreTheRowsOfThePhaseAndDtypes) {
     EXPECT_THAT(want[i], ::testing::EndsWith("_f16kv"));
   }
   auto q = plan_text(lavapipe(), prefill(100, 8, 8, 64, DType::f32, DType::f16));
-  ASSERT_EQ(q.candidates.size(), 5u);  // three scalar rows, two flash rows
+  ASSERT_EQ(q.candidates.size(), 7u);  // three scalar rows, two flash rows, two workgroup-matrix rows
   for (const auto& c : q.candidates) EXPECT_THAT(c.variant, StartsWith("prefill_"));
 }
 

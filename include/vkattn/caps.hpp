@@ -76,6 +76,12 @@ struct VKATTN_API DeviceCaps {
   // caps files; caps read from the physical device alone (list_devices) say false.
   bool coop_accumulator_quad = false;
   std::vector<CoopMatrixShape> cooperative_matrix_shapes;
+  // VK_NV_cooperative_matrix2 (on VK_KHR_cooperative_matrix) with workgroup
+  // scope, flexible dimensions, reductions, conversions, element operations
+  // and tensor addressing, and the Vulkan memory model its shaders declare:
+  // the prefill_flash_coopmat2 rows (flash_workgroup.comp).
+  bool cooperative_matrix2_nv = false;
+  uint32_t cooperative_matrix2_max_workgroup = 0;  // invocations of a workgroup-scope matrix's workgroup
 
   bool operator==(const DeviceCaps&) const = default;
   bool has_coop_shape(uint32_t m, uint32_t n, uint32_t k, const std::string& ab, const std::string& c) const;

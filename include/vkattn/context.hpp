@@ -53,6 +53,10 @@ struct ExternalDevice {
   bool shader_int8_enabled = false;
   bool subgroup_size_control_enabled = false;
   bool cooperative_matrix_nv_enabled = false;
+  // VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2 enabled with the
+  // features DeviceCaps::cooperative_matrix2_nv lists, and vulkanMemoryModel
+  // with its device scope.
+  bool cooperative_matrix2_nv_enabled = false;
   // bufferDeviceAddress enabled: K/V pools past one storage-buffer binding,
   // whose buffers the host created with VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT.
   bool buffer_device_address_enabled = false;

@@ -101,7 +101,8 @@ std::vector<LargePoolCase> large_pool_cases(const DeviceCaps& caps, uint64_t poo
     if (!c.variant.empty()) {
       const planner::TextVariant* v = planner::find_text_variant(c.variant);
       const auto& p = c.params;
-      planner::TextShape shape{p.batch, p.seq_len, p.num_heads, p.num_kv_heads, p.head_dim, p.kv_len[0], c.q, c.kv};
+      planner::TextShape shape = planner::text_shape_of(p, c.q, c.kv);
+      shape.kv_by_address = pool_bytes > caps.max_storage_buffer_range;
       if (!v || !planner::text_geometry(*v, caps, shape).geometry) return;  // the device cannot run it
     }
     c.seed = seed++;

@@ -264,9 +264,8 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
       } else {
         set_layout(c, layout);
       }
-      planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
-                               c.params.head_dim, 77, c.q, c.kv};
-      if (!planner::text_geometry(v, caps, shape).geometry) continue;  // the device cannot run it
+      if (!planner::text_geometry(v, caps, planner::text_shape_of(c.params, c.q, c.kv)).geometry)
+        continue;  // the device cannot run it
       c.name = fmt::format("{} {}", v.name, to_string(layout));
       if (layout == KvLayout::tiered) c.name += fmt::format(" cold {}", to_string(c.params.cold_layout));
       add(c);
@@ -448,15 +447,25 @@ std::vector<TextCase> text_check_grid(const DeviceCaps& caps, GridSize size) {
         c.q = v->q;
         c.kv = v->kv;
         c.variant = v->name;
-        planner::TextShape shape{c.params.batch, c.params.seq_len, c.params.num_heads, c.params.num_kv_heads,
-                                 c.params.head_dim, c.params.kv_len[0], c.q, c.kv};
-        if (!planner::text_geometry(*v, caps, shape).geometry) continue;  // the device cannot run it
+        if (!planner::text_geometry(*v, caps, planner::text_shape_of(c.params, c.q, c.kv)).geometry)
+          continue;  // the device cannot run it
         c.name = fmt::format("{} {}", v->name, flash[i].second);
         add(c);
       }
     }
   };
   add_on_fragments({"prefill_flash_coopmat", "prefill_flash_emulated"}, flash);
+  // The workgroup-matrix engine reads contiguous K/V only: the same cases
+  // with their caches made contiguous.
+  std::vector<std::pair<TextCase, std::string>> flash_contiguous;
+  for (auto [c, what] : flash) {
+    if (c.params.layout != KvLayout::contiguous) {
+      set_layout(c, KvLayout::contiguous);
+      what += " (made contiguous)";
+    }
+    flash_contiguous.push_back({c, what});
+  }
+  add_on_fragments({"prefill_flash_coopmat2", "prefill_flash_wg_emulated"}, flash_contiguous);
   // bf16 (and f32 Q with bf16 K/V) is staged as f16 times powers of two. Its
   // rows take the same cases, then K/V that f16 could not hold (times
   // 2^log2_scale, with Q times 2^-log2_scale so the scores stay moderate),

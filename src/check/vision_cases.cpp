@@ -243,6 +243,20 @@ std::vector<VisionCase> vision_check_grid(const DeviceCaps& caps, GridSize size)
     }
   }
 
+  // 4. The workgroup-matrix engine (f16 inputs) and its plain-GLSL build,
+  //    forced: the same shapes with f16 inputs.
+  for (const char* family : {"vision_flash_coopmat2", "vision_flash_wg_emulated"}) {
+    for (const auto& s : fragment_shapes) {
+      VisionCase c = make_vision_case(full ? s.patches * 12 : s.patches, s.heads, s.dim, DType::f16);
+      c.out = s.out;
+      c.params.layout = s.layout;
+      c.variant = fmt::format("{}_f16", family);
+      if (!runnable(*planner::find_vision_variant(c.variant), caps, c)) continue;
+      c.name = fmt::format("{} {}", c.variant, describe(c));
+      add(c);
+    }
+  }
+
   if (full) {
     VisionCase gemma = make_vision_case(2304, 12, 64, DType::f32);
     gemma.params.scale = 1.0f;

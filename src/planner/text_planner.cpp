@@ -54,6 +54,7 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
   if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
     return no("needs subgroup arithmetic in compute shaders, device has none");
   if (v.engine == Engine::flash_fragments) return fragment_geometry(v, caps, s);
+  if (v.engine == Engine::workgroup_matrices) return workgroup_geometry(v, caps, s);
   if (v.engine == Engine::streamed_fragments) return stream_geometry(v, caps, s);
 
   TextGeometry g;
@@ -149,6 +150,13 @@ bool shared_kv_heads(const DeviceCaps&, const TextShape& s, const TextGeometry&)
 constexpr TextRule kTextRules[] = {
     {"prefill_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always},
+    // After the fragment engine: on the H200 (2026-12-07, causal S4096 H32/8)
+    // it took 1.11x its time at D128, 1.13x at D64 and 1.38x at D256
+    // (docs/performance.md), so it runs where that engine cannot.
+    {"prefill_flash_coopmat2",
+     "tensor_cores_workgroup: flash attention on workgroup-scope matrices (cooperative_matrix2; K/V loaded by tensor "
+     "addressing, f16 products, f32 accumulate)",
+     always},
     {"decode_stream_coopmat",
      "tensor_core_stream: the query heads sharing a KV head as the 8 columns of one matrix product (f16 16x8x16, "
      "f32 accumulate), K/V streamed through registers, one wave of splits",
@@ -184,7 +192,9 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
   if (o.rows) {
     // Fragment rows are whole warps of FLASH_FRAG rows, up to the variant's own most.
     const bool fragments = plan.variant->engine == Engine::flash_fragments;
-    const uint32_t lo = fragments ? FLASH_FRAG : 1, hi = fragments ? plan.variant->target_rows : kMaxTunedRows;
+    const bool matrices = plan.variant->engine == Engine::workgroup_matrices;
+    const uint32_t lo = fragments || matrices ? FLASH_FRAG : 1;
+    const uint32_t hi = fragments ? plan.variant->target_rows : matrices ? kMaxWorkgroupMatrixRows : kMaxTunedRows;
     if (o.rows < lo || o.rows > hi || (o.rows & (o.rows - 1)))
       throw Error(ErrorKind::invalid_argument, fmt::format("rows: expected a power of two from {} to {} for {}, got {}",
                                                            lo, hi, plan.variant->name, o.rows));
@@ -197,7 +207,14 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("tile_keys: expected a power of two up to 64, got {}", o.tile_keys));
-    if (plan.variant->engine == Engine::flash_fragments) {
+    if (plan.variant->engine == Engine::workgroup_matrices) {
+      if (o.tile_keys < 16)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
+      auto forced = workgroup_geometry(sized, caps, s, g.q_pos, o.tile_keys);
+      if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
+      g = *forced.geometry;
+    } else if (plan.variant->engine == Engine::flash_fragments) {
       if (o.tile_keys < 16)
         throw Error(ErrorKind::invalid_argument,
                     fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
@@ -352,6 +369,8 @@ TextShape text_shape_of(const TextAttentionParams& p, DType q, DType kv, bool le
   shape.q = q;
   shape.kv = kv;
   shape.tiered = p.layout == KvLayout::tiered;
+  shape.contiguous = p.layout == KvLayout::contiguous;
+  shape.out = q;
   if (lengths_on_gpu) {
     const uint64_t slots = p.slot_layout() == KvLayout::paged ? uint64_t(p.max_pages) * p.kv_capacity : p.kv_capacity;
     shape.kv_len_bound = uint32_t(std::min<uint64_t>(slots, UINT32_MAX));

@@ -19,6 +19,9 @@ struct TextShape {
   uint32_t kv_len = 0;  // the longest sequence's (a hint when lengths come from the GPU)
   DType q = DType::f32, kv = DType::f32;
   bool tiered = false;  // K/V in an f16 hot ring over a cold tier of `kv`
+  bool contiguous = true;      // K/V slots in the contiguous layout (not ring, paged or tiered)
+  bool kv_by_address = false;  // K/V pools read through buffer device addresses (past one binding)
+  DType out = DType::f32;      // the output's dtype (text_shape_of: Q's)
   // The longest KV any replay of the recording can read: the cache's capacity
   // when lengths come from a GPU buffer (0: kv_len). Split-KV grids are sized
   // for it, so a recording made at a short length stays fast at a long one.
@@ -66,6 +69,12 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
 GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape, TextGeometry g);
 // The streamed_fragments engine's part of text_geometry (stream_geometry.cpp).
 GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
+// The most query rows a workgroup-matrix workgroup may own (tuning override).
+inline constexpr uint32_t kMaxWorkgroupMatrixRows = 128;
+// Engine::workgroup_matrices (workgroup_geometry.cpp): query rows and key tile
+// per head dim, or the rows and keys asked for (0: the planner's).
+GeometryOrReason workgroup_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape,
+                                    uint32_t rows = 0, uint32_t tile_keys = 0);
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});

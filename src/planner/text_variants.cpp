@@ -31,6 +31,8 @@ constexpr TextFamily kTextFamilies[] = {
     // keys each lane group loads per step. For flash_fragments, rows and tk
     // are the most the planner tries (fragment_geometry sizes them per device).
     // name                    phase           kind             engine                    sg     shfl   coop   minD maxD rows tk  mintk wg
+    {"prefill_flash_coopmat2", Phase::prefill, Kind::tiled,     Engine::workgroup_matrices, false, false, true, 16, 256, 64, 64, 16,   128},
+    {"prefill_flash_wg_emulated", Phase::prefill, Kind::tiled,  Engine::workgroup_matrices, false, false, false, 16, 256, 16, 16, 16,  32},
     {"prefill_flash_coopmat",  Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, true,  16,  256, 128, 64, 16,   128},
     {"prefill_flash_emulated", Phase::prefill, Kind::tiled,     Engine::flash_fragments,  false, false, false, 16,  256, 128, 64, 16,   128},
     {"prefill_tiled_large",    Phase::prefill, Kind::tiled,     Engine::shared_tiles,     false, false, false, 8,   64,  32,  32, 16,   128},
@@ -75,10 +77,12 @@ bool on_fragments(const TextFamily& f) { return stages_f16_fragments(f.engine); 
 // The flash engine rounds f32 Q to f16 once (reduced precision); the stream
 // engine keeps it as two f16 parts (text_decode_stream.comp, Q_PARTS).
 bool rounds_q(const TextFamily& f, const TextDtypeCombo& c) {
-  return f.engine == Engine::flash_fragments && c.q == DType::f32;
+  return (f.engine == Engine::flash_fragments || f.engine == Engine::workgroup_matrices) && c.q == DType::f32;
 }
 bool takes(const TextFamily& f, const TextDtypeCombo& c) {
   if (!on_fragments(f)) return true;
+  // Workgroup matrices load f16 K/V as they are stored (tensor addressing), Q as f16 or f32.
+  if (f.engine == Engine::workgroup_matrices) return c.kv == DType::f16 && (c.q == DType::f16 || c.q == DType::f32);
   if (c.kv == DType::f16) return c.q == DType::f16 || c.q == DType::f32;
   if (is_quantized(c.kv)) return f.engine == Engine::flash_fragments && f.phase == Phase::prefill;
   return c.kv == DType::bf16 && (c.q == DType::bf16 || c.q == DType::f32);
@@ -107,6 +111,7 @@ std::string module_of(const TextFamily& f) {
   if (f.engine == Engine::flash_fragments) return f.coopmat ? "flash_coopmat" : "flash_coopmat_emulated";
   if (f.engine == Engine::streamed_fragments) return f.coopmat ? "text_decode_stream" : "text_decode_stream_emulated";
   if (f.engine == Engine::registers_flash) return "text_decode_flash";
+  if (f.engine == Engine::workgroup_matrices) return f.coopmat ? "flash_workgroup" : "flash_workgroup_emulated";
   if (f.engine == Engine::registers_online) return f.subgroup ? "text_decode_online_subgroup" : "text_decode_online";
   return f.subgroup ? "text_attention_subgroup" : "text_attention";
 }

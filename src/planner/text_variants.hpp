@@ -19,11 +19,12 @@ enum class Engine : uint8_t {
   flash_fragments,   // flash_coopmat.comp: 16x16 matrix fragments (tensor cores, or their plain-GLSL emulation)
   registers_flash,   // text_decode_flash.comp: 16-byte K/V words in registers, lane groups per key
   streamed_fragments,  // text_decode_stream.comp: 16x8 fragments loaded from K/V into registers (or emulated)
+  workgroup_matrices,  // flash_workgroup.comp: workgroup-scope matrices of GL_NV_cooperative_matrix2 (or emulated)
 };
 
 // The matrix-fragment engines: f16 operands, every K/V dtype staged as f16.
 inline bool stages_f16_fragments(Engine e) {
-  return e == Engine::flash_fragments || e == Engine::streamed_fragments;
+  return e == Engine::flash_fragments || e == Engine::streamed_fragments || e == Engine::workgroup_matrices;
 }
 
 // How a variant spreads a call over workgroups.
@@ -42,7 +43,9 @@ struct TextVariant {
   DType q, kv;               // accepted input dtypes (output follows Q unless asked)
   bool needs_subgroup_arithmetic;
   bool needs_subgroup_shuffle;
-  bool needs_cooperative_matrix;  // VK_NV_cooperative_matrix with f16 16x16x16 -> f32
+  // Tensor cores: VK_NV_cooperative_matrix with f16 16x16x16 -> f32, or for
+  // Engine::workgroup_matrices VK_NV_cooperative_matrix2 (DeviceCaps::cooperative_matrix2_nv).
+  bool needs_cooperative_matrix;
   bool reduced_precision;    // rounds f32 inputs to f16: chosen only with PlanOptions::allow_reduced_precision
   uint32_t min_head_dim;
   uint32_t max_head_dim;

@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include "planner/selection_log.hpp"
+#include "planner/text_planner.hpp"
+#include "planner/text_variants.hpp"
 #include "shaders/vision_tile_arrays.h"
 #include "vkattn/error.hpp"
 
@@ -22,6 +24,18 @@ bool reduces_precision(const VisionVariant& v, const VisionShape& s) { return v.
 
 constexpr const char* kReducedNote = "f32 Q/K/V rounded to f16 tiles (allow_reduced_precision)";
 constexpr const char* kReducedNeeds = "rounds f32 Q/K/V to f16 tiles; needs allow_reduced_precision";
+
+// A text engine's geometry for a vision call: its query rows are patches.
+VisionGeometry on_text_engine(const TextGeometry& t) {
+  VisionGeometry g;
+  g.queries = t.q_pos;
+  g.tile = t.tile_keys;
+  g.workgroup_size = t.workgroup_size;
+  g.shared_bytes = t.shared_bytes;
+  g.kv_stages = t.kv_stages;
+  g.required_subgroup_size = t.required_subgroup_size;
+  return g;
+}
 
 }  // namespace
 
@@ -42,18 +56,28 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
   if (v.subgroup && !caps.subgroup_arithmetic) return no("needs subgroup arithmetic in compute shaders, device has none");
 
   VisionGeometry g;
+  if (v.kind == VisionKind::workgroup_matrices) {
+    // The text engine's rule, for one bidirectional sequence whose heads are their own KV heads.
+    TextVariant text;
+    text.module = v.module;
+    text.needs_cooperative_matrix = v.cooperative_matrix;
+    text.target_rows = v.queries;
+    text.max_tile_keys = v.max_tile;
+    TextShape shape;
+    shape.seq_len = shape.kv_len = s.patches;
+    shape.num_heads = shape.num_kv_heads = s.num_heads;
+    shape.head_dim = s.head_dim;
+    shape.q = shape.kv = shape.out = s.dtype;
+    const auto w = workgroup_geometry(text, caps, shape);
+    if (!w.geometry) return no(w.reason);
+    return {on_text_engine(*w.geometry), ""};
+  }
   if (v.kind == VisionKind::fragments) {
     // Every head is its own KV head: a workgroup's rows are patches of one head.
     const auto f = fragment_geometry(FragmentLimits{v.cooperative_matrix, v.queries, v.max_tile, v.min_tile}, caps,
                                      s.head_dim, 1);
     if (!f.geometry) return no(f.reason);
-    g.queries = f.geometry->q_pos;
-    g.tile = f.geometry->tile_keys;
-    g.workgroup_size = f.geometry->workgroup_size;
-    g.shared_bytes = f.geometry->shared_bytes;
-    g.kv_stages = f.geometry->kv_stages;
-    g.required_subgroup_size = f.geometry->required_subgroup_size;
-    return {g, ""};
+    return {on_text_engine(*f.geometry), ""};
   }
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.subgroup) {
@@ -101,6 +125,10 @@ bool four_queries(const VisionShape& s, const VisionGeometry&) { return s.patche
 constexpr VisionRule kVisionRules[] = {
     {"vision_flash_coopmat", "tensor_cores: flash attention on cooperative matrices (f16 16x16x16, f32 accumulate)",
      always, ""},
+    {"vision_flash_coopmat2",
+     "tensor_cores_workgroup: flash attention on workgroup-scope matrices (cooperative_matrix2; K/V loaded by tensor "
+     "addressing, f16 products, f32 accumulate)",
+     always, ""},
     {"vision_flash_sg_f16s_q16_t64", "subgroup reductions and unshrunk 64-key f16 tiles for >= 1024 patches",
      many_patches, ">= 1024 patches"},
     {"vision_flash_sg_q16", "subgroup reductions, 16 queries per 32-key f32 tile", wide_tiles,
@@ -136,7 +164,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const bool allowed = !reduces_precision(v, s) || options.allow_reduced_precision;
     std::string why = !g.geometry ? g.reason : !allowed ? kReducedNeeds : "eligible";
     if (g.geometry && allowed && v.head_major) why = "eligible (override only: two extra transposes each way)";
-    if (g.geometry && allowed && v.kind == VisionKind::fragments && !v.cooperative_matrix)
+    if (g.geometry && allowed && v.kind != VisionKind::flash && v.kind != VisionKind::reference && !v.cooperative_matrix)
       why = "eligible (override only: the plain-GLSL build of the tensor-core engine, for checking it)";
     plan.candidates.push_back({v.name, g.geometry.has_value() && allowed, why});
   }

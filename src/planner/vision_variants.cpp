@@ -35,12 +35,15 @@ constexpr VisionFamily kVisionFamilies[] = {
     // The tensor-core engine of text prefill (fragment_geometry sizes rows,
     // keys and warps per device; q and tile are the most it tries), and its
     // plain-GLSL build, which CI runs on lavapipe.
+    {"vision_flash_coopmat2",     VisionKind::workgroup_matrices, 64, 64, 16, false, true, false, 256, 128, true},
+    {"vision_flash_wg_emulated",  VisionKind::workgroup_matrices, 16, 16, 16, false, true, false, 256, 32, false},
     {"vision_flash_coopmat",      VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, true},
     {"vision_flash_emulated",     VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, false},
 };
 
 std::string vision_module_of(const VisionFamily& f) {
   if (f.kind == VisionKind::fragments) return f.cooperative_matrix ? "flash_coopmat" : "flash_coopmat_emulated";
+  if (f.kind == VisionKind::workgroup_matrices) return f.cooperative_matrix ? "flash_workgroup" : "flash_workgroup_emulated";
   return f.subgroup ? "vision_attention_subgroup" : "vision_attention";
 }
 
@@ -53,7 +56,8 @@ const std::vector<VisionVariant>& vision_variants() {
     std::vector<VisionVariant> t;
     for (const auto& f : kVisionFamilies)
       for (DType d : kVisionDtypes)
-        t.push_back({std::string(f.name) + "_" + std::string(to_string(d)), f.name, f.kind, d, f.queries,
+        if (f.kind != VisionKind::workgroup_matrices || d == DType::f16)  // it loads f16 K/V as stored
+          t.push_back({std::string(f.name) + "_" + std::string(to_string(d)), f.name, f.kind, d, f.queries,
                      f.max_tile, f.min_tile, f.subgroup, f.f16_shared, f.cooperative_matrix, f.head_major,
                      f.max_head_dim, f.workgroup_size, vision_module_of(f)});
     return t;

@@ -13,6 +13,7 @@ enum class VisionKind : uint8_t {
   reference,  // one invocation per (patch, head), K/V straight from memory
   flash,      // K/V tiles in shared memory, online softmax
   fragments,  // flash_coopmat.comp, the text prefill's matrix-fragment engine, bidirectional
+  workgroup_matrices,  // flash_workgroup.comp, the text prefill's workgroup-matrix engine, bidirectional (f16)
 };
 
 struct VisionVariant {

@@ -26,4 +26,12 @@
 // staged as f16 times a power of two), four u32.
 #define FLASH_TILE_STATE_BYTES 16
 
+// flash_workgroup.comp: BR query rows x TK keys per step over a head dim
+// padded to DP. Its emulated matrix layer (flash_workgroup_emulated.glsl)
+// holds element e of invocation i of an R x C matrix at flat index
+// e * WG + i, so R x C must be a multiple of the workgroup size, and passes
+// each product's two operands through shared memory as floats.
+#define FLASH_WG_EMULATED_POOL_FLOATS(br, dp, tk) \
+  ((br) * (dp) + (dp) * (tk) > (br) * (tk) + (tk) * (dp) ? (br) * (dp) + (dp) * (tk) : (br) * (tk) + (tk) * (dp))
+
 #endif

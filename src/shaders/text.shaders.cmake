@@ -12,6 +12,10 @@ vkattn_shader(text_decode_flash src/shaders/text_decode_flash.comp)  # decode_fl
 # source, which any device runs (CI checks the engine with it on lavapipe).
 vkattn_shader(flash_coopmat src/shaders/flash_coopmat.comp)
 vkattn_shader(flash_coopmat_emulated src/shaders/flash_coopmat.comp FLASH_EMULATED=1)
+# Flash attention on workgroup-scope matrices (GL_NV_cooperative_matrix2),
+# built where a glslang knows the extension, and its plain-GLSL build.
+vkattn_shader_coopmat2(flash_workgroup src/shaders/flash_workgroup.comp)
+vkattn_shader(flash_workgroup_emulated src/shaders/flash_workgroup.comp WG_EMULATED=1)
 vkattn_shader(flash_layout_probe src/shaders/flash_layout_probe.comp)  # the layout flash_coopmat assumes, checked per device
 # Tensor-core decode with K/V fragments streamed from memory, and its
 # plain-GLSL fragment build; the 16x8 accumulator layout it assumes, checked

@@ -137,6 +137,8 @@ static void for_each_field(Caps& c, F&& f) {
   f("pipeline_executable_info", c.pipeline_executable_info);
   f("cooperative_matrix_nv", c.cooperative_matrix_nv);
   f("coop_accumulator_quad", c.coop_accumulator_quad);
+  f("cooperative_matrix2_nv", c.cooperative_matrix2_nv);
+  f("cooperative_matrix2_max_workgroup", c.cooperative_matrix2_max_workgroup);
 }
 
 std::string caps_to_json(const DeviceCaps& caps, int indent) {

@@ -1,4 +1,5 @@
 #include "vk/caps_query.hpp"
+#include "vk/cooperative_matrix2.hpp"
 #include "vk/volk.hpp"
 
 #include <fmt/format.h>
@@ -62,6 +63,8 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   const bool has_sm_builtins = has_device_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   const bool has_coop = has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   const bool has_executable_properties = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  const bool has_coop2 = has_device_extension(pd, kKhrCooperativeMatrixExtension) &&
+                         has_device_extension(pd, kNvCooperativeMatrix2Extension);
 
   VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
   VkPhysicalDeviceSubgroupSizeControlProperties sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
@@ -69,8 +72,13 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, &sg};
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, &drv};
   if (has_sm_builtins) sm.pNext = &m3;
+  NvCooperativeMatrix2Properties coop2p;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                     has_sm_builtins ? static_cast<void*>(&sm) : static_cast<void*>(&m3)};
+  if (has_coop2) {
+    coop2p.pNext = props.pNext;
+    props.pNext = &coop2p;
+  }
   vkGetPhysicalDeviceProperties2(pd, &props);
   const auto& p = props.properties;
   c.name = p.deviceName;
@@ -101,6 +109,13 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
                                        has_coop ? static_cast<void*>(&coopf) : static_cast<void*>(&sgcf)};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  KhrCooperativeMatrixFeatures coopkf;
+  NvCooperativeMatrix2Features coop2f;
+  if (has_coop2) {
+    coop2f.pNext = &coopkf;
+    coopkf.pNext = feats.pNext;
+    feats.pNext = &coop2f;
+  }
   vkGetPhysicalDeviceFeatures2(pd, &feats);
   c.shader_float16 = f12.shaderFloat16;
   c.shader_int8 = f12.shaderInt8;
@@ -109,6 +124,9 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd) {
   c.storage_8bit = f12.storageBuffer8BitAccess;
   c.buffer_device_address = f12.bufferDeviceAddress;
   c.pipeline_executable_info = has_executable_properties && execf.pipelineExecutableInfo;
+  c.cooperative_matrix2_nv = has_coop2 && workgroup_matrices_usable(coopkf, coop2f) && f12.vulkanMemoryModel &&
+                             f12.vulkanMemoryModelDeviceScope && f11.storageBuffer16BitAccess && f12.shaderFloat16;
+  c.cooperative_matrix2_max_workgroup = c.cooperative_matrix2_nv ? coop2p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize : 0;
   c.subgroup_size_control = sgcf.subgroupSizeControl && sgcf.computeFullSubgroups &&
                             (sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
 

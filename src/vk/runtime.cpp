@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ops/fragment_layout_probe.hpp"
+#include "vk/cooperative_matrix2.hpp"
 #include "vk/caps_query.hpp"
 #include "vk/check.hpp"
 #include "vk/fault_injection.hpp"
@@ -74,12 +75,23 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
     chain_end = &features.pNext;
   };
   if (caps_.cooperative_matrix_nv) chain(coop);
+  KhrCooperativeMatrixFeatures coopk;
+  NvCooperativeMatrix2Features coop2;
+  if (caps_.cooperative_matrix2_nv) {
+    coopk.cooperativeMatrix = VK_TRUE;
+    coop2.cooperativeMatrixWorkgroupScope = coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    coop2.cooperativeMatrixReductions = coop2.cooperativeMatrixConversions = VK_TRUE;
+    coop2.cooperativeMatrixPerElementOperations = coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    chain(coopk);
+    chain(coop2);
+  }
   if (caps_.pipeline_executable_info) chain(exec);
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &sgc};
   f12.shaderFloat16 = caps_.shader_float16;
   f12.shaderInt8 = caps_.shader_int8;
   f12.storageBuffer8BitAccess = caps_.storage_8bit;
   f12.bufferDeviceAddress = caps_.buffer_device_address;
+  f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = caps_.cooperative_matrix2_nv;
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   f11.storageBuffer16BitAccess = caps_.storage_16bit;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
@@ -88,6 +100,10 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   std::vector<const char*> extensions;
   if (caps_.cooperative_matrix_nv) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (caps_.pipeline_executable_info) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (caps_.cooperative_matrix2_nv) {
+    extensions.push_back(kKhrCooperativeMatrixExtension);
+    extensions.push_back(kNvCooperativeMatrix2Extension);
+  }
   if (caps_.subgroup_size_control && VK_API_VERSION_MINOR(caps_.api_version) < 3)
     extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
@@ -129,6 +145,8 @@ Runtime::Runtime(const ExternalDevice& ext) {
   caps_.buffer_device_address &= ext.buffer_device_address_enabled;
   caps_.pipeline_executable_info &= ext.pipeline_executable_info_enabled;
   if (!caps_.cooperative_matrix_nv) caps_.cooperative_matrix_shapes.clear();
+  caps_.cooperative_matrix2_nv &= ext.cooperative_matrix2_nv_enabled;
+  if (!caps_.cooperative_matrix2_nv) caps_.cooperative_matrix2_max_workgroup = 0;
   limit_storage_buffer_range(0);
   if (static_cast<bool>(ext.lock_queue) != static_cast<bool>(ext.unlock_queue))
     throw Error(ErrorKind::invalid_argument,

@@ -93,7 +93,9 @@ TextTensorTypes text_tensor_types(const TextAttentionTensors& t, const DeviceCap
 Plan plan_text(const DeviceCaps& caps, const TextAttentionParams& p, const TextTensorTypes& types,
                const PlanOptions& options) {
   text::validate_params(p);
-  const planner::TextShape shape = planner::text_shape_of(p, types.q, types.kv, types.kv_len_on_gpu);
+  planner::TextShape shape = planner::text_shape_of(p, types.q, types.kv, types.kv_len_on_gpu);
+  shape.out = types.out;
+  shape.kv_by_address = types.kv_by_address;
   return planner::plan_with_tuning<Plan>(caps, PlanFamily::text, text::tune_bucket(shape), options,
                                          [&](const PlanOptions& o) {
                                            return to_plan(planner::plan_text(caps, shape, o), caps, p, types);

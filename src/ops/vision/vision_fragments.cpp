@@ -12,7 +12,9 @@
 
 namespace vkattn::vision {
 
-bool on_text_engine(const PlanDispatch& d) { return d.module.starts_with("flash_coopmat"); }
+bool on_text_engine(const PlanDispatch& d) {
+  return d.module.starts_with("flash_coopmat") || d.module.starts_with("flash_workgroup");
+}
 
 PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCaps& caps, const VisionAttentionParams& p,
                                 const VisionTensorTypes& types) {
