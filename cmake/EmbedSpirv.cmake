@@ -32,12 +32,6 @@ std::span<const uint32_t> embedded_shader(std::string_view name) {
   throw Error(ErrorKind::invalid_argument, \"shader: expected an embedded module, got '\" + std::string(name) + \"'\");
 }
 
-bool has_embedded_shader(std::string_view name) {
-  for (const auto& e : kShaders)
-    if (name == e.name) return true;
-  return false;
-}
-
 std::vector<std::string_view> embedded_shader_names() {
   std::vector<std::string_view> out;
   for (const auto& e : kShaders) out.emplace_back(e.name);

@@ -26,6 +26,10 @@ target_include_directories(vkattn_objects
   PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_BINARY_DIR}/generated ${VOLK_INCLUDE_DIR})
 # Entry points come from volk (src/vk/volk.hpp), which needs vulkan.h without prototypes.
 target_compile_definitions(vkattn_objects PRIVATE VK_NO_PROTOTYPES)
+# The planner offers the GL_NV_cooperative_matrix2 rows only where their modules were built.
+if(VKATTN_GLSLANG_COOPMAT2)
+  target_compile_definitions(vkattn_objects PRIVATE VKATTN_COOPMAT2_MODULES=1)
+endif()
 # Only what is marked VKATTN_API (vkattn/export.hpp) is exported: the public API.
 # fmt and nlohmann-json are header-only here and never appear in public headers.
 target_link_libraries(vkattn_objects PUBLIC Vulkan::Headers PRIVATE fmt::fmt-header-only nlohmann_json::nlohmann_json)

@@ -8,11 +8,18 @@
 #include "planner/geometry_rules.hpp"
 #include "planner/text_planner.hpp"
 #include "shaders/flash_interface.h"
-#include "vk/embedded_shaders.hpp"
 
 namespace vkattn::planner {
 
 namespace {
+
+// Set by cmake/Library.cmake where the GL_NV_cooperative_matrix2 modules are
+// built (the plain-GLSL build always is).
+#ifdef VKATTN_COOPMAT2_MODULES
+constexpr bool kCoopmat2ModulesBuilt = true;
+#else
+constexpr bool kCoopmat2ModulesBuilt = false;
+#endif
 
 // Two warps per 16 query rows: the driver spreads each BR x TK and BR x D
 // product over them. The emulated build takes 8 invocations per row:
@@ -35,7 +42,7 @@ GeometryOrReason workgroup_geometry(const TextVariant& v, const DeviceCaps& caps
   if (s.kv_by_address) return no("needs K/V within one storage-buffer binding");
   if (s.out != DType::f16 && s.out != DType::f32)
     return no(fmt::format("writes f16 or f32 output, call asks for {}", to_string(s.out)));
-  if (!vk::has_embedded_shader(v.module))
+  if (v.needs_cooperative_matrix && !kCoopmat2ModulesBuilt)
     return no(fmt::format("needs module '{}', which this build lacks (a glslang that compiles "
                           "GL_NV_cooperative_matrix2: cmake -DVKATTN_GLSLANG_COOPMAT2=...)",
                           v.module));

@@ -11,9 +11,6 @@ namespace vkattn::vk {
 // The module called `name` (the shader file's stem plus its build flavour,
 // e.g. "text_attention" or "text_attention_subgroup"); throws if unknown.
 std::span<const uint32_t> embedded_shader(std::string_view name);
-// Whether this build has the module (those on GL_NV_cooperative_matrix2
-// need a glslang that knows the extension: cmake/Shaders.cmake).
-bool has_embedded_shader(std::string_view name);
 std::vector<std::string_view> embedded_shader_names();
 
 }  // namespace vkattn::vk
