@@ -227,17 +227,14 @@ void put_tile(uint stage, uint parity) {
   if (tid < TK) key_pos[stage * TK + tid] = pos_next;
 }
 
-// Whether every query row of the workgroup (positions q_first..q_last, both
-// valid) sees every key of the tile starting at key index j0: then the
-// softmax skips the per-pair mask. Interior tiles of bidirectional (vision)
-// and causal calls are; a paged tile never is, since a key behind a bad page
-// entry is masked one by one. j0 + TK <= j_hi keeps every position below
-// TEXT_INVALID_POS, so nothing here wraps.
+// Whether every query row of the workgroup sees every key of the tile
+// starting at key index j0 (text_tile_whole): then the softmax skips the
+// per-pair mask. Interior tiles of bidirectional (vision) and causal calls
+// are; a paged tile never is, since a key behind a bad page entry is masked
+// one by one.
 bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bool causal) {
-  if (kv_slot_layout() == TEXT_LAYOUT_PAGED || j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
-  const uint k_first = kv_start + j0, k_last = k_first + TK - 1u;
-  if (causal && k_last > q_first) return false;
-  return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
+  return kv_slot_layout() != TEXT_LAYOUT_PAGED &&
+         text_tile_whole(j0, TK, j_hi, kv_start, q_first, q_last, pc.window, causal);
 }
 
 // The value of per-row `rows` (frag_row_value) for the row whose output this

@@ -5,9 +5,11 @@
 // tile of TK keys as K^T and V matrices straight from the K/V buffers
 // (tensor addressing: strides, and zeros past the visible keys), so nothing
 // is staged by hand, and the driver spreads the BR x TK and BR x D products
-// over the workgroup's warps as it sees fit: the 16x16-per-warp shape of
-// flash_coopmat.comp, where every warp loads every K and V fragment of a
-// tile for its 16 rows, is what limits that engine.
+// over the workgroup's warps as it sees fit. The aim is to lift what limits
+// flash_coopmat.comp, where every warp loads every K and V fragment of a tile
+// for its own 16 rows; on the H200 this kernel as first written measured
+// 1.11-1.38x that engine's time (docs/performance.md, "Flash attention on
+// workgroup-scope matrices"), so the planner ranks it second.
 //   step 1: Q (f16, or f32 rounded to f16 once) loaded as one BR x DP matrix;
 //   step 2: S = Q K^T (f16 x f16 -> f32);
 //   step 3: scores to log2 units (scale, or softcap), the mask where a row
@@ -74,14 +76,6 @@ float masked_score(uint row, uint col, float s) {
 #include "flash_workgroup_coopmat2.glsl"
 #endif
 
-// Whether every query row of the workgroup (positions q_first..q_last, both
-// valid) sees every key of the tile starting at key index j0.
-bool tile_whole(uint j0, uint j_hi, uint kv_start, uint q_first, uint q_last, bool causal) {
-  if (j0 + TK > j_hi || q_last == TEXT_INVALID_POS) return false;
-  const uint k_first = kv_start + j0, k_last = k_first + TK - 1u;
-  if (causal && k_last > q_first) return false;
-  return pc.window == 0u || q_last < k_first || q_last - k_first < pc.window;
-}
 
 void main() {
   const bool causal = (pc.flags & TEXT_FLAG_CAUSAL) != 0u;
@@ -142,7 +136,7 @@ void main() {
     } else {
       [[unroll]] for (int i = 0; i < s.length(); ++i) s[i] *= to_log2;
     }
-    if (!tile_whole(j0, j_hi, kv_start, q_first, q_last, causal)) {
+    if (!text_tile_whole(j0, TK, j_hi, kv_start, q_first, q_last, pc.window, causal)) {
       mask_j0 = j0;
       wg_mask(s);
     }

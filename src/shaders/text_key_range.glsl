@@ -71,3 +71,16 @@ uvec2 text_split_range_in_steps(uvec2 range, uint split, uint splits, uint granu
 }
 
 uvec2 text_split_range(uvec2 range, uint split, uint splits) { return text_split_range_in_steps(range, split, splits, 1u); }
+
+// Whether every query (positions q_first..q_last, both valid) sees every key
+// of the tile of `tile` keys starting at key index j0, so a tiled kernel
+// skips the per-pair mask there. j0 + tile <= j_hi keeps every position below
+// TEXT_INVALID_POS, so nothing here wraps. A paged tile may still hold keys
+// behind a bad page entry, masked one by one: the paged kernels also ask that.
+bool text_tile_whole(uint j0, uint tile, uint j_hi, uint kv_start, uint q_first, uint q_last, uint window,
+                     bool causal) {
+  if (j0 + tile > j_hi || q_last == TEXT_INVALID_POS) return false;
+  const uint k_first = kv_start + j0, k_last = k_first + tile - 1u;
+  if (causal && k_last > q_first) return false;
+  return window == 0u || q_last < k_first || q_last - k_first < window;
+}
