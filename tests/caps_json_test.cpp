@@ -61,6 +61,8 @@ DeviceCaps everything_set() {
   c.cooperative_matrix_nv = true;
   c.coop_accumulator_quad = true;
   c.cooperative_matrix_shapes = {{16, 16, 16, "f16", "f16", "f32", "f32"}, {16, 8, 32, "i8", "i8", "i32", "i32"}};
+  c.cooperative_matrix2_nv = true;
+  c.cooperative_matrix2_max_workgroup = 256;
   return c;
 }
 

@@ -97,6 +97,7 @@ TEST_F(Cli, Devices) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("device 0: "));
   EXPECT_THAT(r.output, HasSubstr("subgroups: size "));
+  EXPECT_THAT(r.output, HasSubstr("cooperative matrix 2 (NV): "));
 }
 
 TEST_F(Cli, DevicesJsonIsTheCapsFormat) {

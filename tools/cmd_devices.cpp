@@ -52,6 +52,10 @@ void print_caps(const DeviceInfo& d) {
     for (const auto& s : c.cooperative_matrix_shapes)
       fmt::print("    {}x{}x{}  A/B {}/{}  C/D {}/{}\n", s.m, s.n, s.k, s.a_type, s.b_type, s.c_type, s.result_type);
   }
+  if (c.cooperative_matrix2_nv)
+    fmt::print("  cooperative matrix 2 (NV): workgroup scope up to {} invocations\n", c.cooperative_matrix2_max_workgroup);
+  else
+    fmt::print("  cooperative matrix 2 (NV): none\n");
 }
 
 }  // namespace
