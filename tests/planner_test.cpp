@@ -17,6 +17,9 @@
 //   prefill_streaming    lavapipe D384 (past tiled_small's 256), 16 KiB device D256 (tiles do not fit)
 //   prefill_flash_coopmat NVIDIA H200, B1 S4096 H32/8 D128 f16 (and D64-D256, D72 padded; f32 Q with allow_reduced_precision)
 //   prefill_flash_emulated override only: lavapipe, B1 S128 H8/2 D128 f16
+//   prefill_flash_coopmat2 ranked after prefill_flash_coopmat, so override only on the shipped devices; why
+//                        it cannot run (device, build, layout, pools, output): WorkgroupMatricesNeedTheExtensionAndContiguousKv
+//   prefill_flash_wg_emulated override only: lavapipe, B1 S64 H8/2 D72 f16
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

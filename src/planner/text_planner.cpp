@@ -6,6 +6,7 @@
 
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
+#include "planner/workgroup_geometry.hpp"
 #include "planner/plan_render.hpp"
 #include "planner/selection.hpp"
 #include "planner/selection_log.hpp"
@@ -207,18 +208,13 @@ static TextPlan tuned(TextPlan plan, const DeviceCaps& caps, const TextShape& s,
     if (o.tile_keys > 64 || (o.tile_keys & (o.tile_keys - 1)))
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("tile_keys: expected a power of two up to 64, got {}", o.tile_keys));
-    if (plan.variant->engine == Engine::workgroup_matrices) {
+    if (plan.variant->engine == Engine::flash_fragments || plan.variant->engine == Engine::workgroup_matrices) {
       if (o.tile_keys < 16)
         throw Error(ErrorKind::invalid_argument,
                     fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
-      auto forced = workgroup_geometry(sized, caps, s, g.q_pos, o.tile_keys);
-      if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
-      g = *forced.geometry;
-    } else if (plan.variant->engine == Engine::flash_fragments) {
-      if (o.tile_keys < 16)
-        throw Error(ErrorKind::invalid_argument,
-                    fmt::format("tile_keys: expected 16, 32 or 64 for {}, got {}", plan.variant->name, o.tile_keys));
-      auto forced = fragment_geometry(sized, caps, s, o.tile_keys);
+      auto forced = plan.variant->engine == Engine::flash_fragments
+                        ? fragment_geometry(sized, caps, s, o.tile_keys)
+                        : workgroup_geometry(sized, caps, s, g.q_pos, o.tile_keys);
       if (!forced.geometry) throw Error(ErrorKind::unsupported, fmt::format("tile_keys: {}", forced.reason));
       g = *forced.geometry;
     } else if (plan.variant->engine == Engine::streamed_fragments) {

@@ -69,12 +69,6 @@ GeometryOrReason text_geometry(const TextVariant& v, const DeviceCaps& caps, con
 GeometryOrReason flash_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape, TextGeometry g);
 // The streamed_fragments engine's part of text_geometry (stream_geometry.cpp).
 GeometryOrReason stream_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape);
-// The most query rows a workgroup-matrix workgroup may own (tuning override).
-inline constexpr uint32_t kMaxWorkgroupMatrixRows = 128;
-// Engine::workgroup_matrices (workgroup_geometry.cpp): query rows and key tile
-// per head dim, or the rows and keys asked for (0: the planner's).
-GeometryOrReason workgroup_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& shape,
-                                    uint32_t rows = 0, uint32_t tile_keys = 0);
 
 // Throws Error when an override is rejected in strict mode or names no variant.
 TextPlan plan_text(const DeviceCaps& caps, const TextShape& shape, const PlanOptions& options = {});

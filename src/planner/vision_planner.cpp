@@ -10,8 +10,7 @@
 #include <algorithm>
 
 #include "planner/selection_log.hpp"
-#include "planner/text_planner.hpp"
-#include "planner/text_variants.hpp"
+#include "planner/workgroup_geometry.hpp"
 #include "shaders/vision_tile_arrays.h"
 #include "vkattn/error.hpp"
 
@@ -57,18 +56,9 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
 
   VisionGeometry g;
   if (v.kind == VisionKind::workgroup_matrices) {
-    // The text engine's rule, for one bidirectional sequence whose heads are their own KV heads.
-    TextVariant text;
-    text.module = v.module;
-    text.needs_cooperative_matrix = v.cooperative_matrix;
-    text.target_rows = v.queries;
-    text.max_tile_keys = v.max_tile;
-    TextShape shape;
-    shape.seq_len = shape.kv_len = s.patches;
-    shape.num_heads = shape.num_kv_heads = s.num_heads;
-    shape.head_dim = s.head_dim;
-    shape.q = shape.kv = shape.out = s.dtype;
-    const auto w = workgroup_geometry(text, caps, shape);
+    // A workgroup's rows are patches of one head; K/V are the call's own contiguous f16 tensors.
+    const auto w = workgroup_geometry(WorkgroupMatrixLimits{v.cooperative_matrix, v.queries, v.max_tile}, caps,
+                                      s.head_dim);
     if (!w.geometry) return no(w.reason);
     return {on_text_engine(*w.geometry), ""};
   }
@@ -164,7 +154,8 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const bool allowed = !reduces_precision(v, s) || options.allow_reduced_precision;
     std::string why = !g.geometry ? g.reason : !allowed ? kReducedNeeds : "eligible";
     if (g.geometry && allowed && v.head_major) why = "eligible (override only: two extra transposes each way)";
-    if (g.geometry && allowed && v.kind != VisionKind::flash && v.kind != VisionKind::reference && !v.cooperative_matrix)
+    const bool on_text_engine = v.kind == VisionKind::fragments || v.kind == VisionKind::workgroup_matrices;
+    if (g.geometry && allowed && on_text_engine && !v.cooperative_matrix)
       why = "eligible (override only: the plain-GLSL build of the tensor-core engine, for checking it)";
     plan.candidates.push_back({v.name, g.geometry.has_value() && allowed, why});
   }

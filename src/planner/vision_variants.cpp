@@ -32,11 +32,14 @@ constexpr VisionFamily kVisionFamilies[] = {
     {"vision_flash_f16s_q8",      VisionKind::flash,     8,  32, 8,  false, true,  false, 256, 128},
     {"vision_flash_f16s_q16",     VisionKind::flash,     16, 32, 8,  false, true,  false, 256, 128},
     {"vision_flash_sg_f16s_q16_t64", VisionKind::flash,  16, 64, 64, true,  true,  false, 128, 128},
+    // The workgroup-matrix engine of text prefill (workgroup_geometry sizes
+    // rows, keys and workgroup from q and tile; f16 only), and its plain-GLSL
+    // build, which CI runs on lavapipe.
+    {"vision_flash_coopmat2",     VisionKind::workgroup_matrices, 64, 64, 16, false, true, false, 256, 128, true},
+    {"vision_flash_wg_emulated",  VisionKind::workgroup_matrices, 16, 16, 16, false, true, false, 256, 32, false},
     // The tensor-core engine of text prefill (fragment_geometry sizes rows,
     // keys and warps per device; q and tile are the most it tries), and its
     // plain-GLSL build, which CI runs on lavapipe.
-    {"vision_flash_coopmat2",     VisionKind::workgroup_matrices, 64, 64, 16, false, true, false, 256, 128, true},
-    {"vision_flash_wg_emulated",  VisionKind::workgroup_matrices, 16, 16, 16, false, true, false, 256, 32, false},
     {"vision_flash_coopmat",      VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, true},
     {"vision_flash_emulated",     VisionKind::fragments, 128, 64, 16, false, true,  false, 256, 256, false},
 };

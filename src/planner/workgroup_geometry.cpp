@@ -1,12 +1,11 @@
-// Geometry of the workgroup-matrix flash engine (flash_workgroup.comp): query
-// rows and key tile per workgroup, and what the device and call must offer.
+// Geometry of the workgroup-matrix flash engine (workgroup_geometry.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "planner/fragment_geometry.hpp"
 #include "planner/geometry_rules.hpp"
-#include "planner/text_planner.hpp"
+#include "planner/workgroup_geometry.hpp"
 #include "shaders/flash_interface.h"
 
 namespace vkattn::planner {
@@ -35,6 +34,46 @@ constexpr uint32_t kWideHeadMaxTileKeys = 16;
 
 }  // namespace
 
+GeometryOrReason workgroup_geometry(const WorkgroupMatrixLimits& limits, const DeviceCaps& caps, uint32_t head_dim,
+                                    uint32_t rows, uint32_t tile_keys) {
+  auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
+  const bool real = limits.cooperative_matrix;
+  if (real && !kCoopmat2ModulesBuilt)
+    return no("needs module 'flash_workgroup', which this build lacks (a glslang that compiles "
+              "GL_NV_cooperative_matrix2: cmake -DVKATTN_GLSLANG_COOPMAT2=...)");
+  TextGeometry g;
+  if (real) {
+    if (!caps.cooperative_matrix2_nv)
+      return no("needs VK_NV_cooperative_matrix2 (workgroup scope, flexible dimensions, reductions, conversions, "
+                "element operations, tensor addressing) and the Vulkan memory model, device has none");
+    g.required_subgroup_size = tensor_core_subgroup_size(caps);
+  }
+  const uint32_t padded = FLASH_PADDED_DIM(head_dim);
+  g.q_pos = rows ? rows : limits.target_rows;
+  g.tile_keys = tile_keys ? tile_keys
+                          : std::min(limits.max_tile_keys, padded > 128 ? kWideHeadMaxTileKeys : limits.max_tile_keys);
+  g.head_group = 1;
+  g.workgroup_size = g.q_pos * (real ? kInvocationsPerRow : kEmulatedInvocationsPerRow);
+  const uint32_t most =
+      real ? std::min(caps.cooperative_matrix2_max_workgroup, caps.max_workgroup_invocations) : caps.max_workgroup_invocations;
+  if (g.workgroup_size > most)
+    return no(fmt::format("needs a workgroup of {} invocations for {} rows, device allows {}", g.workgroup_size,
+                          g.q_pos, most));
+  if (!real) {
+    // Each invocation holds an equal share of every matrix (FLASH_WG_EMULATED_POOL_FLOATS).
+    for (uint32_t elems : {g.q_pos * padded, padded * g.tile_keys, g.q_pos * g.tile_keys})
+      if (elems % g.workgroup_size != 0)
+        return no(fmt::format("needs matrices whose elements divide among {} invocations ({} rows, {} keys, head_dim "
+                              "{} padded to {})",
+                              g.workgroup_size, g.q_pos, g.tile_keys, head_dim, padded));
+    g.shared_bytes = 4 * FLASH_WG_EMULATED_POOL_FLOATS(g.q_pos, padded, g.tile_keys);
+    if (g.shared_bytes > caps.max_shared_memory_bytes)
+      return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
+                            g.shared_bytes, head_dim, g.q_pos, g.tile_keys, caps.max_shared_memory_bytes));
+  }
+  return {g, ""};
+}
+
 GeometryOrReason workgroup_geometry(const TextVariant& v, const DeviceCaps& caps, const TextShape& s, uint32_t rows,
                                     uint32_t tile_keys) {
   auto no = [](std::string why) { return GeometryOrReason{std::nullopt, std::move(why)}; };
@@ -42,41 +81,8 @@ GeometryOrReason workgroup_geometry(const TextVariant& v, const DeviceCaps& caps
   if (s.kv_by_address) return no("needs K/V within one storage-buffer binding");
   if (s.out != DType::f16 && s.out != DType::f32)
     return no(fmt::format("writes f16 or f32 output, call asks for {}", to_string(s.out)));
-  if (v.needs_cooperative_matrix && !kCoopmat2ModulesBuilt)
-    return no(fmt::format("needs module '{}', which this build lacks (a glslang that compiles "
-                          "GL_NV_cooperative_matrix2: cmake -DVKATTN_GLSLANG_COOPMAT2=...)",
-                          v.module));
-  TextGeometry g;
-  if (v.needs_cooperative_matrix) {
-    if (!caps.cooperative_matrix2_nv)
-      return no("needs VK_NV_cooperative_matrix2 (workgroup scope, flexible dimensions, reductions, conversions, "
-                "element operations, tensor addressing) and the Vulkan memory model, device has none");
-    g.required_subgroup_size = tensor_core_subgroup_size(caps);
-  }
-  const uint32_t padded = FLASH_PADDED_DIM(s.head_dim);
-  g.q_pos = rows ? rows : v.target_rows;
-  g.tile_keys = tile_keys ? tile_keys : std::min(v.max_tile_keys, padded > 128 ? kWideHeadMaxTileKeys : v.max_tile_keys);
-  g.head_group = 1;
-  g.workgroup_size = g.q_pos * (v.needs_cooperative_matrix ? kInvocationsPerRow : kEmulatedInvocationsPerRow);
-  const uint32_t most = v.needs_cooperative_matrix ? std::min(caps.cooperative_matrix2_max_workgroup,
-                                                              caps.max_workgroup_invocations)
-                                                   : caps.max_workgroup_invocations;
-  if (g.workgroup_size > most)
-    return no(fmt::format("needs a workgroup of {} invocations for {} rows, device allows {}", g.workgroup_size,
-                          g.q_pos, most));
-  if (!v.needs_cooperative_matrix) {
-    // Each invocation holds an equal share of every matrix (FLASH_WG_EMULATED_POOL_FLOATS).
-    for (uint32_t elems : {g.q_pos * padded, padded * g.tile_keys, g.q_pos * g.tile_keys})
-      if (elems % g.workgroup_size != 0)
-        return no(fmt::format("needs matrices whose elements divide among {} invocations ({} rows, {} keys, head_dim "
-                              "{} padded to {})",
-                              g.workgroup_size, g.q_pos, g.tile_keys, s.head_dim, padded));
-    g.shared_bytes = 4 * FLASH_WG_EMULATED_POOL_FLOATS(g.q_pos, padded, g.tile_keys);
-    if (g.shared_bytes > caps.max_shared_memory_bytes)
-      return no(fmt::format("needs {} bytes of shared memory (head_dim {}, {} rows, {} keys), device has {}",
-                            g.shared_bytes, s.head_dim, g.q_pos, g.tile_keys, caps.max_shared_memory_bytes));
-  }
-  return {g, ""};
+  return workgroup_geometry(WorkgroupMatrixLimits{v.needs_cooperative_matrix, v.target_rows, v.max_tile_keys}, caps,
+                            s.head_dim, rows, tile_keys);
 }
 
 }  // namespace vkattn::planner

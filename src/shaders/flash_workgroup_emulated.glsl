@@ -68,32 +68,30 @@ void wg_load_v(out MatV v, uint base, uint slot0, uint slot_end) {
   }
 }
 
-// S += Q K^T: Q at pool[0, BR x DP), K^T after it.
+// Element (r, c) of the product of the pooled A (rows x inner, from pool[0])
+// and B (inner x cols, right after A), for the two products below.
+float wg_pooled_product(uint r, uint c, uint rows, uint inner, uint cols) {
+  float sum = 0.0;
+  for (uint k = 0; k < inner; ++k) sum += wg_pool[r * inner + k] * wg_pool[rows * inner + k * cols + c];
+  return sum;
+}
+
+// S += Q K^T.
 void wg_mul_add_s(inout MatS s, MatQ q, MatKT kt) {
   barrier();
   for (int e = 0; e < q.length(); ++e) wg_pool[wg_flat(e)] = q[e];
   for (int e = 0; e < kt.length(); ++e) wg_pool[BR * DP + wg_flat(e)] = kt[e];
   barrier();
-  for (int e = 0; e < s.length(); ++e) {
-    const uint r = wg_flat(e) / TK, c = wg_flat(e) % TK;
-    float sum = 0.0;
-    for (uint k = 0; k < DP; ++k) sum += wg_pool[r * DP + k] * wg_pool[BR * DP + k * TK + c];
-    s[e] += sum;
-  }
+  for (int e = 0; e < s.length(); ++e) s[e] += wg_pooled_product(wg_flat(e) / TK, wg_flat(e) % TK, BR, DP, TK);
 }
 
-// O += P V: P at pool[0, BR x TK), V after it.
+// O += P V.
 void wg_mul_add_o(inout MatO o, MatP p, MatV v) {
   barrier();
   for (int e = 0; e < p.length(); ++e) wg_pool[wg_flat(e)] = p[e];
   for (int e = 0; e < v.length(); ++e) wg_pool[BR * TK + wg_flat(e)] = v[e];
   barrier();
-  for (int e = 0; e < o.length(); ++e) {
-    const uint r = wg_flat(e) / DP, c = wg_flat(e) % DP;
-    float sum = 0.0;
-    for (uint k = 0; k < TK; ++k) sum += wg_pool[r * TK + k] * wg_pool[BR * TK + k * DP + c];
-    o[e] += sum;
-  }
+  for (int e = 0; e < o.length(); ++e) o[e] += wg_pooled_product(wg_flat(e) / DP, wg_flat(e) % DP, BR, TK, DP);
 }
 
 void wg_to_p(out MatP p, MatS s) {
@@ -107,23 +105,18 @@ void wg_share_s(MatS s) {
 }
 
 // Each element gets its row's maximum (sum).
+float wg_pooled_row_fold(uint row, bool take_max) {
+  float x = wg_pool[row * TK];
+  for (uint c = 1u; c < TK; ++c) x = take_max ? max(x, wg_pool[row * TK + c]) : x + wg_pool[row * TK + c];
+  return x;
+}
 void wg_row_max(out MatS r, MatS s) {
   wg_share_s(s);
-  for (int e = 0; e < r.length(); ++e) {
-    const uint row = wg_flat(e) / TK;
-    float m = wg_pool[row * TK];
-    for (uint c = 1u; c < TK; ++c) m = max(m, wg_pool[row * TK + c]);
-    r[e] = m;
-  }
+  for (int e = 0; e < r.length(); ++e) r[e] = wg_pooled_row_fold(wg_flat(e) / TK, true);
 }
 void wg_row_sum(out MatS r, MatS s) {
   wg_share_s(s);
-  for (int e = 0; e < r.length(); ++e) {
-    const uint row = wg_flat(e) / TK;
-    float sum = 0.0;
-    for (uint c = 0u; c < TK; ++c) sum += wg_pool[row * TK + c];
-    r[e] = sum;
-  }
+  for (int e = 0; e < r.length(); ++e) r[e] = wg_pooled_row_fold(wg_flat(e) / TK, false);
 }
 // A per-row value (held alike by every element of its row) across the O columns.
 void wg_row_spread(out MatO r, MatS s) {

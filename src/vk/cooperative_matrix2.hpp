@@ -40,11 +40,28 @@ struct NvCooperativeMatrix2Properties {
   uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory = 0;
 };
 
-// What flash_workgroup.comp uses of the two extensions.
+// The VK_NV_cooperative_matrix2 features flash_workgroup.comp uses (with
+// VK_KHR_cooperative_matrix's cooperativeMatrix): what caps require and what
+// the runtime enables, listed once.
+inline constexpr VkBool32 NvCooperativeMatrix2Features::*kWorkgroupMatrixFeatures[] = {
+    &NvCooperativeMatrix2Features::cooperativeMatrixWorkgroupScope,
+    &NvCooperativeMatrix2Features::cooperativeMatrixFlexibleDimensions,
+    &NvCooperativeMatrix2Features::cooperativeMatrixReductions,
+    &NvCooperativeMatrix2Features::cooperativeMatrixConversions,
+    &NvCooperativeMatrix2Features::cooperativeMatrixPerElementOperations,
+    &NvCooperativeMatrix2Features::cooperativeMatrixTensorAddressing,
+};
+
 inline bool workgroup_matrices_usable(const KhrCooperativeMatrixFeatures& khr, const NvCooperativeMatrix2Features& nv) {
-  return khr.cooperativeMatrix && nv.cooperativeMatrixWorkgroupScope && nv.cooperativeMatrixFlexibleDimensions &&
-         nv.cooperativeMatrixReductions && nv.cooperativeMatrixConversions &&
-         nv.cooperativeMatrixPerElementOperations && nv.cooperativeMatrixTensorAddressing;
+  if (!khr.cooperativeMatrix) return false;
+  for (auto feature : kWorkgroupMatrixFeatures)
+    if (!(nv.*feature)) return false;
+  return true;
+}
+
+inline void enable_workgroup_matrices(KhrCooperativeMatrixFeatures& khr, NvCooperativeMatrix2Features& nv) {
+  khr.cooperativeMatrix = VK_TRUE;
+  for (auto feature : kWorkgroupMatrixFeatures) nv.*feature = VK_TRUE;
 }
 
 }  // namespace vkattn::vk

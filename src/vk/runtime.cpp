@@ -78,10 +78,7 @@ Runtime::Runtime(const ContextOptions& options) : fence_timeout_ns_(uint64_t(opt
   KhrCooperativeMatrixFeatures coopk;
   NvCooperativeMatrix2Features coop2;
   if (caps_.cooperative_matrix2_nv) {
-    coopk.cooperativeMatrix = VK_TRUE;
-    coop2.cooperativeMatrixWorkgroupScope = coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
-    coop2.cooperativeMatrixReductions = coop2.cooperativeMatrixConversions = VK_TRUE;
-    coop2.cooperativeMatrixPerElementOperations = coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    enable_workgroup_matrices(coopk, coop2);
     chain(coopk);
     chain(coop2);
   }
