@@ -8,8 +8,10 @@
 // over the workgroup's warps as it sees fit. The aim is to lift what limits
 // flash_coopmat.comp, where every warp loads every K and V fragment of a tile
 // for its own 16 rows; on the H200 this kernel as first written measured
-// 1.11-1.38x that engine's time (docs/performance.md, "Flash attention on
-// workgroup-scope matrices"), so the planner ranks it second.
+// 1.11-1.38x that engine's time, and with K/V staged by hand in shared
+// memory 1.24-1.40x on the H100 (docs/performance.md, "Flash attention on
+// workgroup-scope matrices" and the section after it), so the planner ranks
+// it second.
 //   step 1: Q (f16, or f32 rounded to f16 once) loaded as one BR x DP matrix;
 //   step 2: S = Q K^T (f16 x f16 -> f32);
 //   step 3: scores to log2 units (scale, or softcap), the mask where a row
