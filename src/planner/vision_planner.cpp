@@ -25,7 +25,7 @@ constexpr const char* kReducedNote = "f32 Q/K/V rounded to f16 tiles (allow_redu
 constexpr const char* kReducedNeeds = "rounds f32 Q/K/V to f16 tiles; needs allow_reduced_precision";
 
 // A text engine's geometry for a vision call: its query rows are patches.
-VisionGeometry on_text_engine(const TextGeometry& t) {
+VisionGeometry from_text_geometry(const TextGeometry& t) {
   VisionGeometry g;
   g.queries = t.q_pos;
   g.tile = t.tile_keys;
@@ -60,14 +60,14 @@ VisionGeometryOrReason vision_geometry(const VisionVariant& v, const DeviceCaps&
     const auto w = workgroup_geometry(WorkgroupMatrixLimits{v.cooperative_matrix, v.queries, v.max_tile}, caps,
                                       s.head_dim);
     if (!w.geometry) return no(w.reason);
-    return {on_text_engine(*w.geometry), ""};
+    return {from_text_geometry(*w.geometry), ""};
   }
   if (v.kind == VisionKind::fragments) {
     // Every head is its own KV head: a workgroup's rows are patches of one head.
     const auto f = fragment_geometry(FragmentLimits{v.cooperative_matrix, v.queries, v.max_tile, v.min_tile}, caps,
                                      s.head_dim, 1);
     if (!f.geometry) return no(f.reason);
-    return {on_text_engine(*f.geometry), ""};
+    return {from_text_geometry(*f.geometry), ""};
   }
   g.workgroup_size = std::min(v.workgroup_size, floor_pow2(caps.max_workgroup_invocations));
   if (v.subgroup) {
@@ -154,8 +154,7 @@ VisionPlan plan_vision(const DeviceCaps& caps, const VisionShape& s, const PlanO
     const bool allowed = !reduces_precision(v, s) || options.allow_reduced_precision;
     std::string why = !g.geometry ? g.reason : !allowed ? kReducedNeeds : "eligible";
     if (g.geometry && allowed && v.head_major) why = "eligible (override only: two extra transposes each way)";
-    const bool on_text_engine = v.kind == VisionKind::fragments || v.kind == VisionKind::workgroup_matrices;
-    if (g.geometry && allowed && on_text_engine && !v.cooperative_matrix)
+    if (g.geometry && allowed && runs_text_engine(v.kind) && !v.cooperative_matrix)
       why = "eligible (override only: the plain-GLSL build of the tensor-core engine, for checking it)";
     plan.candidates.push_back({v.name, g.geometry.has_value() && allowed, why});
   }

@@ -16,6 +16,10 @@ enum class VisionKind : uint8_t {
   workgroup_matrices,  // flash_workgroup.comp, the text prefill's workgroup-matrix engine, bidirectional (f16)
 };
 
+// The kinds that run a text prefill engine (its bindings, push constants and
+// dispatch) on a vision call.
+inline bool runs_text_engine(VisionKind k) { return k == VisionKind::fragments || k == VisionKind::workgroup_matrices; }
+
 struct VisionVariant {
   std::string name;          // stable id, e.g. "vision_flash_q8_f16"
   std::string family;        // name without the dtype suffix

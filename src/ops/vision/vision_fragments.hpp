@@ -1,5 +1,5 @@
-// Vision attention on the tensor-core flash engine of text prefill
-// (flash_coopmat.comp): a vision call is one bidirectional sequence of
+// Vision attention on a flash engine of text prefill (flash_coopmat.comp, or
+// flash_workgroup.comp for the workgroup-matrix rows): a vision call is one bidirectional sequence of
 // `patches` queries and keys whose every head is its own KV head, and PHD or
 // HPD is only a choice of row strides.
 #pragma once
@@ -15,7 +15,8 @@ namespace vkattn::vision {
 // Whether a plan's dispatch runs the text engine (text bindings and push constants).
 bool on_text_engine(const PlanDispatch& d);
 
-// The dispatch of a `fragments` plan: the text engine's specialization
+// The dispatch of a plan whose kind runs a text engine
+// (planner::runs_text_engine): the text engine's specialization
 // constants and grid; throws Error when the grid passes the device's limit.
 PlanDispatch fragments_dispatch(const planner::VisionPlan& plan, const DeviceCaps& caps, const VisionAttentionParams& p,
                                 const VisionTensorTypes& types);

@@ -37,7 +37,7 @@ Plan to_plan(const planner::VisionPlan& vp, const DeviceCaps& caps, const Vision
   const planner::VisionVariant& v = *vp.variant;
   const planner::VisionGeometry& g = vp.geometry;
   Plan plan = planner::public_view(vp);
-  if (v.kind == planner::VisionKind::fragments || v.kind == planner::VisionKind::workgroup_matrices) {
+  if (planner::runs_text_engine(v.kind)) {
     plan.dispatches.push_back(vision::fragments_dispatch(vp, caps, p, types));
     return plan;
   }
