@@ -90,6 +90,7 @@ const bool EXCHANGE_IN_Q = STREAM_EXCHANGE_IN_Q(NW, D);  // the first exchange s
 const uint EXCHANGE_SLOT0 = EXCHANGE_IN_Q ? Q_BASE : EXCHANGE_BASE;
 const uint EXCHANGE_SLOT1 = EXCHANGE_BASE + (EXCHANGE_IN_Q ? 0u : STREAM_EXCHANGE_SLOT_WORDS(NW));
 const uint STAGE_CHUNKS = STREAM_KEYS * DW8 / FLASH_WARP;  // words of K (and of V) a lane stages per tile
+const uint Q_LANE_WORDS = (STREAM_HEADS * D8 + WG - 1u) / WG;  // words of Q^T's staged rows a lane stages
 const float NEG_INF = -1.0 / 0.0;
 const float LOG2E = 1.4426950408889634;  // scores in log2 units: exp(x) = exp2(x log2(e))
 const float LN2 = 0.6931471805599453;
@@ -265,12 +266,10 @@ int q_shift(uint h) {
   return e - 15;
 }
 
-// Word w (8 columns) of head h's Q row as f16: with Q_SCALED, its part
-// `part` of q 2^-shift (hi, or with Q_PARTS 2 the rest lo = q 2^-shift - hi).
-uvec4 q_part_word(uint row, uint w, uint part, int shift) {
-  if (!Q_SCALED) return F16_ROW_WORD(q_words, Q_TYPE, row, w);
-  vec4 first, second;
-  ROW_FLOATS(q_words, Q_TYPE, row, w, first, second)
+// One word (8 columns) of a Q row, read as floats (first: columns 0-3,
+// second: 4-7), as f16: its part `part` of q 2^-shift (hi, or with Q_PARTS 2
+// the rest lo = q 2^-shift - hi).
+uvec4 q_part(vec4 first, vec4 second, uint part, int shift) {
   first = ldexp(first, ivec4(-shift));
   second = ldexp(second, ivec4(-shift));
   if (part == 1u) {
@@ -321,26 +320,40 @@ void main() {
   fetch_words(true, b, kvh);
   fetch_words(false, b, kvh);
 
-  // Q^T: the heads' rows as f16 parts, heads past HEAD_GROUP zero; with
-  // Q_SCALED first each head's largest |q|, then (Q_PARTS 2) hi and lo in turn through
-  // the same shared rows.
+  // Q^T: the heads' rows as f16 parts, heads past HEAD_GROUP zero. Each lane
+  // reads its words of them once, all at once (as floats with Q_SCALED); with
+  // Q_SCALED first each head's largest |q|, then (Q_PARTS 2) hi and lo in turn
+  // through the same shared rows.
+  vec4 q_first[Q_LANE_WORDS], q_second[Q_LANE_WORDS];
+  uvec4 q_word[Q_LANE_WORDS];
+  [[unroll]] for (uint a = 0; a < Q_LANE_WORDS; ++a) {
+    const uint i = tid + a * WG, h = i / D8, w = i % D8;
+    q_first[a] = q_second[a] = vec4(0.0);
+    q_word[a] = uvec4(0u);
+    if (h < HEAD_GROUP) {
+      const uint row = q_row_elem(b, 0u, head0 + h);
+      if (Q_SCALED) {
+        ROW_FLOATS(q_words, Q_TYPE, row, w, q_first[a], q_second[a])
+      } else {
+        q_word[a] = F16_ROW_WORD(q_words, Q_TYPE, row, w);
+      }
+    }
+  }
   if (Q_SCALED) {
     if (tid < STREAM_HEADS) q_max_bits[tid] = 0u;
     barrier();
-    for (uint i = tid; i < HEAD_GROUP * D8; i += WG) {
-      vec4 first, second;
-      ROW_FLOATS(q_words, Q_TYPE, q_row_elem(b, 0u, head0 + i / D8), i % D8, first, second)
-      atomicMax(q_max_bits[i / D8], floatBitsToUint(abs_max8(first, second)));
+    [[unroll]] for (uint a = 0; a < Q_LANE_WORDS; ++a) {
+      const uint h = (tid + a * WG) / D8;
+      if (h < HEAD_GROUP) atomicMax(q_max_bits[h], floatBitsToUint(abs_max8(q_first[a], q_second[a])));
     }
     barrier();
   }
   FragB q_frag[DW16], q_rest[DW16];
   [[unroll]] for (uint qp = 0; qp < Q_PARTS; ++qp) {
-    for (uint i = tid; i < STREAM_HEADS * D8; i += WG) {
-      const uint h = i / D8, w = i % D8;
-      uvec4 word = uvec4(0u);
-      if (h < HEAD_GROUP) word = q_part_word(q_row_elem(b, 0u, head0 + h), w, qp, q_shift(h));
-      tile_pool[Q_BASE + h * ROW_WORDS + w] = word;
+    [[unroll]] for (uint a = 0; a < Q_LANE_WORDS; ++a) {
+      const uint i = tid + a * WG, h = i / D8, w = i % D8;
+      if (i < STREAM_HEADS * D8)
+        tile_pool[Q_BASE + h * ROW_WORDS + w] = Q_SCALED ? q_part(q_first[a], q_second[a], qp, q_shift(h)) : q_word[a];
     }
     barrier();
     FRAG_UNROLL for (uint c = 0; c < DW16; ++c) {
