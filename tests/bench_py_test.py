@@ -95,6 +95,24 @@ class Join(unittest.TestCase):
         self.assertNotIn("input sets", by_case["decode B1 S1 H32/8 D128 L4096 paged ps16 f16/f16"]["peer_note"])
 
 
+    def test_decode_summary_per_kv_dtype_and_read_aim(self):
+        def pair(case, kv, kv_len, share, size, peer_ms):
+            vk = {"case": case, "family": "text", "status": "ok", "variant": "v", "ms": 1.0, "batch": 1,
+                  "seq_len": 1, "heads": 8, "kv_heads": 1, "head_dim": 128, "kv_len": kv_len, "kv_dtype": kv,
+                  "bytes": size, "bw_share": share}
+            return vk, {"key": list(suite.peer_key(vk)), "status": "ok", "ms": peer_ms}
+        big, small = join.DECODE_AIM_BYTES, join.DECODE_AIM_BYTES - 1
+        pairs = [pair("a f16", "f16", 1, 0.90, big, 0.5), pair("b f16", "f16", 2, 0.80, big, 2.0),
+                 pair("c f32", "f32", 3, 0.50, small, 8.0)]
+        md = join.markdown(join.join([p[0] for p in pairs], [p[1] for p in pairs]))
+        self.assertIn("decode, f16 K/V: geometric mean of peer / vkattn over 2 cases: 1.00", md)
+        self.assertIn("decode, f32 K/V: geometric mean of peer / vkattn over 1 cases: 8.00", md)
+        # Only the cases at or past the aim's bytes count; the one below its share is named.
+        self.assertIn("decode reading 256 MiB or more: 1 of 2 cases at 85% of the read ceiling or above", md)
+        self.assertIn("- below: b f16 (80.0%)", md)
+        self.assertNotIn("- below: c f32", md)
+
+
 class Compare(unittest.TestCase):
     def write_rows(self, rows, name):
         path = os.path.join(self.dir, name)

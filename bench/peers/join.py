@@ -29,7 +29,7 @@ def join(vk_rows, peer_rows):
                "vk_ms": r.get("ms"), "gbps": r.get("gbps"), "tflops": r.get("tflops"),
                "bw_share": r.get("bw_share"), "peak_share": r.get("peak_share"), "bytes": r.get("bytes"),
                "flops": r.get("flops"), "layout": r.get("layout", ""), "seq_len": r.get("seq_len"),
-               "head_dim": r.get("head_dim"), "window": r.get("window", 0)}
+               "head_dim": r.get("head_dim"), "window": r.get("window", 0), "kv_dtype": r.get("kv_dtype", "")}
         p = peers.get(suite.peer_key(r)) if r.get("family", "text") in ("text", "vision") else None
         if p is not None:
             row["peer_ms"] = p["ms"]
@@ -51,6 +51,35 @@ def _num(x, spec):
 
 def _share(x):
     return "-" if x is None else f"{100 * x:.1f}%"
+
+
+# Decode that reads this many bytes or more should reach this share of the
+# device's read ceiling: the aim decode is measured against.
+DECODE_AIM_BYTES = 256 << 20
+DECODE_AIM_SHARE = 0.85
+
+
+def decode_summary(rows):
+    """Lines under the decode table: the geometric mean per K/V dtype (where
+    there are several: the peer's fused backends take no f32 K/V, so its
+    ratios would swamp the others'), and how many cases that read
+    DECODE_AIM_BYTES or more reach DECODE_AIM_SHARE of the read ceiling,
+    naming those that do not."""
+    lines = []
+    dtypes = sorted({r["kv_dtype"] for r in rows if "ratio" in r and r.get("kv_dtype")})
+    if len(dtypes) > 1:
+        for dt in dtypes:
+            ratios = [r["ratio"] for r in rows if "ratio" in r and r.get("kv_dtype") == dt]
+            lines.append(f"decode, {dt} K/V: geometric mean of peer / vkattn over {len(ratios)} cases: "
+                         f"{_num(geomean(ratios), '.2f')}")
+    big = [r for r in rows if r["status"] == "ok" and (r.get("bytes") or 0) >= DECODE_AIM_BYTES
+           and r.get("bw_share") is not None]
+    if big:
+        short = [r for r in big if r["bw_share"] < DECODE_AIM_SHARE]
+        lines.append(f"decode reading {DECODE_AIM_BYTES >> 20} MiB or more: {len(big) - len(short)} of {len(big)} "
+                     f"cases at {100 * DECODE_AIM_SHARE:.0f}% of the read ceiling or above")
+        lines += [f"- below: {r['case']} ({_share(r['bw_share'])})" for r in short]
+    return lines + [""] if lines else []
 
 
 def geomean(xs):
@@ -86,6 +115,8 @@ def markdown(rows):
         g = geomean([r.get("ratio") for r in groups[kind]])
         n = sum(1 for r in groups[kind] if "ratio" in r)
         lines += ["", f"{kind}: geometric mean of peer / vkattn over {n} cases: {_num(g, '.2f')}", ""]
+        if kind == "decode":
+            lines += decode_summary(groups[kind])
     notes = sorted({r["peer_note"] for r in rows if r.get("peer_note")})
     if notes:
         lines += ["Peer notes: " + " | ".join(notes), ""]
