@@ -94,7 +94,6 @@ class Join(unittest.TestCase):
             "decode B1 S1 H32/8 D128 L4096 contiguous f16/f16"]["peer_note"])
         self.assertNotIn("input sets", by_case["decode B1 S1 H32/8 D128 L4096 paged ps16 f16/f16"]["peer_note"])
 
-
     def test_decode_summary_per_kv_dtype_and_read_aim(self):
         def pair(case, kv, kv_len, share, size, peer_ms):
             vk = {"case": case, "family": "text", "status": "ok", "variant": "v", "ms": 1.0, "batch": 1,
